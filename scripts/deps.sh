@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kubetaint builds and tests with, when any is missing.
+# Safe to run repeatedly: it does nothing when everything is present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache
+  libboost-dev rapidjson-dev libyaml-cpp-dev libcli11-dev libexpected-dev
+  libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+if [ "${KUBETAINT_WITH_KUBECTL:-0}" = 1 ] && ! command -v kubectl >/dev/null 2>&1; then
+  packages+=(kubernetes-client)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: missing Debian packages (${missing[*]}); run as root or install them" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test: installs missing Debian packages (and kubectl when absent), builds, runs the
+# unit and end-to-end tests with ctest, then builds the parser and codec tests with
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KUBETAINT_WITH_KUBECTL=1 bash scripts/deps.sh
+
+jobs=$(nproc)
+echo "== build (Release)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build
+echo "== unit and end-to-end tests"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== parser and codec tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKUBETAINT_SANITIZE=ON \
+  -DKUBETAINT_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan --target core_test api_test
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'core|api'

@@ -1,0 +1,199 @@
+// MvccIndex: the in-memory state shared by the memory and SQLite stores: every key's versions
+// since the compacted revision, the event log that watches read, and the watch thread.
+//
+// Internal to src/store. The backends own the write path: MvccIndex checks writes against the
+// current state and applies them, but durability (and the decision of when a write becomes
+// visible) belongs to the backend.
+//
+// Thread safety: reads, Watch and Compact are safe from any thread. Writes (Check, Apply,
+// CheckAndApply, LoadRow) must be serialized by the caller: one writer at a time, which is
+// what makes a Check's verdict still true at the Apply that follows it. (A Compact in
+// between does not change that: it keeps every key's latest live version, and only turns a
+// deleted key's tombstone into absence.)
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "store/internal/thread_annotations.h"
+#include "store/store.h"
+
+namespace kt::store::internal {
+
+// True on a thread that is running write callbacks which the store's committer waits for;
+// a synchronous write there would wait for itself. Set by the SQLite committer.
+bool InWriteCompletion();
+class WriteCompletionScope {
+ public:
+  WriteCompletionScope();
+  ~WriteCompletionScope();
+  WriteCompletionScope(const WriteCompletionScope&) = delete;
+  WriteCompletionScope& operator=(const WriteCompletionScope&) = delete;
+};
+
+// The value stored for a null Bytes.
+const Bytes& EmptyBytes();
+
+// Writes checked against the current state (and against the batch's earlier writes), not yet
+// applied. Revisions are consecutive from the store's current revision + 1.
+class WriteBatch {
+ public:
+  const std::vector<Event>& events() const { return events_; }
+
+ private:
+  friend class MvccIndex;
+  struct Staged {
+    Revision mod_revision;
+    Revision create_revision;
+    Bytes value;  // null: deleted earlier in this batch
+  };
+  Revision next_revision_ = 1;
+  std::vector<Event> events_;
+  std::unordered_map<std::string, Staged> staged_;  // keys written earlier in the batch
+};
+
+// One row of a persisted store, as the SQLite backend reads it back at start-up.
+struct StoredRow {
+  Revision revision = 0;
+  std::string key;
+  Revision create_revision = 0;
+  Revision prev_revision = 0;  // mod_revision of the version this row replaced; 0 if none
+  bool deleted = false;
+  Bytes value;  // null for a delete
+};
+
+// Create with std::make_shared: Watcher handles hold a weak reference, so that a handle can
+// outlive its store.
+class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
+ public:
+  struct Options {
+    CompactionOptions compaction;
+    // Runs automatic compaction to the given revision (on the watch thread). If empty, the
+    // index compacts itself. The SQLite store routes it through its committer instead.
+    std::function<void(Revision)> compact;
+    // Revisions a watcher may scan in one response; bounds the time a store lock is held
+    // and lets other watchers take turns.
+    std::size_t max_scan_per_response = 4096;
+  };
+
+  explicit MvccIndex(Options options);
+  ~MvccIndex();
+  MvccIndex(const MvccIndex&) = delete;
+  MvccIndex& operator=(const MvccIndex&) = delete;
+
+  // Starts the watch thread; call once, after loading.
+  void Start();
+  // Delivers pending events, ends every watch with kUnavailable and joins the watch thread.
+  // Idempotent. Later Watch calls fail with kUnavailable.
+  void Shutdown() KT_LOCKS_EXCLUDED(watch_mu_);
+
+  // Reads.
+  Result<KeyValue> Get(std::string_view key) const KT_LOCKS_EXCLUDED(mu_);
+  Result<RangeResponse> Range(const RangeRequest& request) const KT_LOCKS_EXCLUDED(mu_);
+  Revision current_revision() const KT_LOCKS_EXCLUDED(mu_);
+  Revision compacted_revision() const KT_LOCKS_EXCLUDED(mu_);
+
+  // Writes (one writer at a time; see the file comment).
+  WriteBatch NewBatch() const;
+  // Checks `op` against the current state and the batch's earlier writes; on success adds its
+  // event to `batch` and returns what the write will report.
+  Result<WriteResult> Check(const WriteOp& op, WriteBatch& batch) const KT_LOCKS_EXCLUDED(mu_);
+  // Makes the batch visible to reads and watches.
+  void Apply(WriteBatch batch) KT_LOCKS_EXCLUDED(mu_, watch_mu_);
+  // Check + Apply under one lock (the memory store).
+  Result<WriteResult> CheckAndApply(const WriteOp& op) KT_LOCKS_EXCLUDED(mu_, watch_mu_);
+
+  // Discards history before `revision`. Appends the revisions of the versions it dropped
+  // (superseded versions and deletes) to `dropped` if not null.
+  Status Compact(Revision revision, std::vector<Revision>* dropped) KT_LOCKS_EXCLUDED(mu_);
+
+  // Start-up: rows must come in revision order, before Start. Rows at or below `compacted`
+  // only establish the state at `compacted`; the revisions of rows that state supersedes are
+  // appended to `dropped` (an interrupted compaction's leftovers). kInternal on any
+  // inconsistency (a gap, a prev_revision that does not match), i.e. a corrupt store.
+  void BeginLoad(Revision compacted);
+  Status LoadRow(StoredRow row, std::vector<Revision>& dropped);
+
+  Result<std::unique_ptr<Watcher>> Watch(const WatchRequest& request, WatchCallback callback)
+      KT_LOCKS_EXCLUDED(mu_, watch_mu_);
+
+ private:
+  struct Version {
+    Revision mod_revision;
+    Revision create_revision;
+    Bytes value;  // null: deleted at mod_revision (a tombstone)
+  };
+  // Ascending mod_revision, never empty. Versions at or below the compacted revision are
+  // reduced to at most one live version.
+  using History = std::vector<Version>;
+
+  struct WatchState {
+    KeyRange range;
+    bool progress_notify = false;
+    WatchCallback callback;
+    // The next revision to deliver. Written by Watch before the state is published, then
+    // only by the watch thread.
+    Revision next = 0;
+    bool cancelled = false;    // guarded by watch_mu_
+    bool in_callback = false;  // guarded by watch_mu_
+  };
+  class Handle;
+
+  Result<WriteResult> CheckLocked(const WriteOp& op, WriteBatch& batch) const
+      KT_SHARED_LOCKS_REQUIRED(mu_);
+  void ApplyLocked(WriteBatch& batch) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CompactKeyLocked(std::map<std::string, History, std::less<>>::iterator it, Revision revision,
+                        std::vector<Revision>* dropped) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyWatchThread() KT_LOCKS_EXCLUDED(watch_mu_);
+
+  void Cancel(const std::shared_ptr<WatchState>& state) KT_LOCKS_EXCLUDED(watch_mu_);
+  void WatchLoop();
+  // One turn for every watcher; called and returns with `lock` (on watch_mu_) held. Returns
+  // true if some watcher has more to read right away.
+  bool DispatchRound(std::unique_lock<std::mutex>& lock);
+  // Fills `response` for `w` from the log; false if there is nothing to send. Sets `more` if
+  // `w` has more to read at once.
+  bool CollectEvents(WatchState& w, WatchResponse& response, bool& more) const
+      KT_LOCKS_EXCLUDED(mu_);
+  void Deliver(const std::shared_ptr<WatchState>& w, WatchResponse response,
+               std::unique_lock<std::mutex>& lock);
+  void RunCompactionTick();
+
+  const Options options_;
+
+  mutable std::shared_mutex mu_;
+  std::map<std::string, History, std::less<>> keys_ KT_GUARDED_BY(mu_);
+  // The events of revisions (compacted_, current_], one per revision: log_[i] has revision
+  // compacted_ + 1 + i.
+  std::deque<Event> log_ KT_GUARDED_BY(mu_);
+  Revision current_ KT_GUARDED_BY(mu_) = 0;
+  Revision compacted_ KT_GUARDED_BY(mu_) = 0;
+
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;   // wakes the watch thread
+  std::condition_variable cancel_cv_;  // a callback returned
+  std::vector<std::shared_ptr<WatchState>> watchers_ KT_GUARDED_BY(watch_mu_);
+  std::uint64_t wake_seq_ KT_GUARDED_BY(watch_mu_) = 0;
+  bool shutdown_ KT_GUARDED_BY(watch_mu_) = false;
+  bool started_ KT_GUARDED_BY(watch_mu_) = false;
+  std::thread::id watch_thread_id_ KT_GUARDED_BY(watch_mu_);
+  std::thread watch_thread_;
+
+  // Automatic compaction; watch thread only.
+  Revision last_tick_revision_ = -1;
+};
+
+}  // namespace kt::store::internal

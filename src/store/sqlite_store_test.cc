@@ -1,0 +1,494 @@
+// What only the SQLite store promises: state and revisions survive a restart and kill -9, the
+// file is locked against a second process, corruption is detected.
+#include "store/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/store_test_util.h"
+
+namespace kt::store {
+namespace {
+
+using testing::TempDir;
+using testing::WatchRecorder;
+
+SqliteOptions Options(const TempDir& dir) {
+  SqliteOptions options;
+  options.path = dir.File("store.db");
+  options.compaction.interval = std::chrono::milliseconds(0);
+  return options;
+}
+
+std::unique_ptr<Store> MustOpen(const SqliteOptions& options) {
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(options);
+  EXPECT_TRUE(store) << store.error().ToString();
+  return store ? std::move(*store) : nullptr;
+}
+
+// Runs `sql` on the closed store's file and returns the first column of the first row.
+std::int64_t QueryClosedStore(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::int64_t value = -1;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK) {
+    const int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
+    if (rc == SQLITE_DONE) value = 0;
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+TEST(SqliteStoreTest, ReopenRestoresObjectsHistoryAndContinuesRevisions) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const SqliteOptions options = Options(dir);
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    ASSERT_TRUE(store->Create("/registry/pods/a", MakeBytes("a1")));     // 1
+    ASSERT_TRUE(store->Update("/registry/pods/a", MakeBytes("a2"), 1));  // 2
+    ASSERT_TRUE(store->Create("/registry/pods/b", MakeBytes("b1")));     // 3
+    ASSERT_TRUE(store->Delete("/registry/pods/b", 3));                   // 4
+    ASSERT_TRUE(store->Create("/registry/nodes/n", MakeBytes("n1")));    // 5
+  }
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->CurrentRevision(), 5);
+  Result<KeyValue> a = store->Get("/registry/pods/a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(*a->value, "a2");
+  EXPECT_EQ(a->create_revision, 1);
+  EXPECT_EQ(a->mod_revision, 2);
+  EXPECT_EQ(store->Get("/registry/pods/b").error().code(), StatusCode::kNotFound);
+
+  // History survives too: a list at an old revision, and a watch replaying it.
+  Result<RangeResponse> at3 = store->Range(RangeRequest::Prefix("/registry/pods/", 3));
+  ASSERT_TRUE(at3);
+  ASSERT_EQ(at3->kvs.size(), 2u);
+  EXPECT_EQ(*at3->kvs[1].value, "b1");
+  WatchRecorder recorder;
+  auto watch = store->Watch(WatchRequest::Prefix("/registry/", 2), recorder.Callback());
+  ASSERT_TRUE(watch);
+  ASSERT_TRUE(recorder.WaitForRevision(5));
+  std::vector<Event> events = recorder.events();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(*events[0].prev_value, "a1");
+  EXPECT_EQ(events[2].type, Event::Type::kDelete);
+  EXPECT_EQ(*events[2].prev_value, "b1");
+
+  Result<WriteResult> next = store->Create("/registry/pods/c", MakeBytes("c1"));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->revision, 6);
+}
+
+TEST(SqliteStoreTest, CompactionDeletesSupersededRowsAndRevisionsNeverGoBack) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const SqliteOptions options = Options(dir);
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    ASSERT_TRUE(store->Create("/a", MakeBytes("1")));  // 1
+    for (Revision r = 1; r < 10; ++r) {
+      ASSERT_TRUE(store->Update("/a", MakeBytes(std::to_string(r + 1)), r));  // 2..10
+    }
+    ASSERT_TRUE(store->Create("/gone", MakeBytes("x")));  // 11
+    ASSERT_TRUE(store->Delete("/gone", 0));               // 12
+    ASSERT_TRUE(store->Compact(12).ok());
+  }
+  // Only /a's live version is left; the delete of /gone left nothing behind.
+  EXPECT_EQ(QueryClosedStore(options.path, "SELECT count(*) FROM kv"), 1);
+  EXPECT_EQ(QueryClosedStore(options.path, "SELECT revision FROM kv"), 10);
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    EXPECT_EQ(store->CompactedRevision(), 12);
+    EXPECT_EQ(store->CurrentRevision(), 12) << "the last write's row is gone, its revision is not";
+    EXPECT_EQ(*store->Get("/a")->value, "10");
+    Result<WriteResult> w = store->Create("/b", MakeBytes("b"));
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->revision, 13);
+  }
+}
+
+TEST(SqliteStoreTest, InterruptedCompactionIsFinishedAfterRestart) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  SqliteOptions options = Options(dir);
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    ASSERT_TRUE(store->Create("/a", MakeBytes("1")));
+    for (Revision r = 1; r < 50; ++r) {
+      ASSERT_TRUE(store->Update("/a", MakeBytes(std::to_string(r + 1)), r));
+    }
+  }
+  // Simulate a crash after the compacted revision was recorded but before its rows went.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "INSERT INTO meta(name, value) VALUES('compacted_revision', 40);"
+                         "DELETE FROM kv WHERE revision <= 10",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->CompactedRevision(), 40);
+    Result<RangeResponse> at40 = store->Range(RangeRequest::Prefix("/", 40));
+    ASSERT_TRUE(at40);
+    EXPECT_EQ(*at40->kvs[0].value, "40");
+    // One more write lets the committer run its pending deletes before close.
+    ASSERT_TRUE(store->Create("/b", MakeBytes("b")));
+  }
+  EXPECT_EQ(QueryClosedStore(options.path, "SELECT count(*) FROM kv WHERE revision < 40"), 0);
+  EXPECT_EQ(QueryClosedStore(options.path, "SELECT count(*) FROM kv"), 12);  // 40..50, /b
+}
+
+TEST(SqliteStoreTest, SecondOpenOfTheSameFileIsUnavailable) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::unique_ptr<Store> first = MustOpen(Options(dir));
+  ASSERT_NE(first, nullptr);
+  Result<std::unique_ptr<Store>> second = OpenSqliteStore(Options(dir));
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code(), StatusCode::kUnavailable) << second.error().ToString();
+  // The first is unaffected.
+  EXPECT_TRUE(first->Create("/k", MakeBytes("v")));
+}
+
+TEST(SqliteStoreTest, AGapInTheRevisionsIsReportedAsCorruption) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const SqliteOptions options = Options(dir);
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    for (int i = 0; i < 5; ++i)
+      ASSERT_TRUE(store->Create("/k" + std::to_string(i), MakeBytes("v")));
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM kv WHERE revision = 3", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(options);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code(), StatusCode::kInternal);
+  EXPECT_NE(store.error().message().find("corrupt"), std::string::npos) << store.error().ToString();
+}
+
+TEST(SqliteStoreTest, OpenOfAnUnwritablePathFails) {
+  SqliteOptions options;
+  options.path = "/nonexistent-dir/kt/store.db";
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(options);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code(), StatusCode::kInternal);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A failing disk: a VFS that forwards to the default one, except that while g_fail_sync is set
+// every xSync fails as fsync does on an I/O error.
+
+std::atomic<bool> g_fail_sync{false};
+
+struct FaultyFile {
+  sqlite3_file base;
+  // The default VFS's file follows this struct (szOsFile covers both).
+  sqlite3_file* real() { return reinterpret_cast<sqlite3_file*>(this + 1); }
+};
+
+sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<FaultyFile*>(f)->real(); }
+
+const sqlite3_io_methods kFaultyMethods = {
+    3,
+    [](sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); },
+    [](sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
+      return Real(f)->pMethods->xRead(Real(f), buf, n, off);
+    },
+    [](sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
+      return Real(f)->pMethods->xWrite(Real(f), buf, n, off);
+    },
+    [](sqlite3_file* f, sqlite3_int64 size) { return Real(f)->pMethods->xTruncate(Real(f), size); },
+    [](sqlite3_file* f, int flags) {
+      if (g_fail_sync) return SQLITE_IOERR_FSYNC;
+      return Real(f)->pMethods->xSync(Real(f), flags);
+    },
+    [](sqlite3_file* f, sqlite3_int64* size) {
+      return Real(f)->pMethods->xFileSize(Real(f), size);
+    },
+    [](sqlite3_file* f, int lock) { return Real(f)->pMethods->xLock(Real(f), lock); },
+    [](sqlite3_file* f, int lock) { return Real(f)->pMethods->xUnlock(Real(f), lock); },
+    [](sqlite3_file* f, int* out) { return Real(f)->pMethods->xCheckReservedLock(Real(f), out); },
+    [](sqlite3_file* f, int op, void* arg) {
+      return Real(f)->pMethods->xFileControl(Real(f), op, arg);
+    },
+    [](sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); },
+    [](sqlite3_file* f) { return Real(f)->pMethods->xDeviceCharacteristics(Real(f)); },
+    [](sqlite3_file* f, int page, int size, int extend, void volatile** out) {
+      return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
+    },
+    [](sqlite3_file* f, int offset, int n, int flags) {
+      return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
+    },
+    [](sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); },
+    [](sqlite3_file* f, int del) { return Real(f)->pMethods->xShmUnmap(Real(f), del); },
+    [](sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
+      return Real(f)->pMethods->xFetch(Real(f), off, n, out);
+    },
+    [](sqlite3_file* f, sqlite3_int64 off, void* p) {
+      return Real(f)->pMethods->xUnfetch(Real(f), off, p);
+    },
+};
+
+constexpr const char* kFaultyVfs = "kt-faulty";
+
+void RegisterFaultyVfs() {
+  static sqlite3_vfs vfs;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sqlite3_vfs* real = sqlite3_vfs_find(nullptr);
+    vfs = *real;
+    vfs.pNext = nullptr;
+    vfs.zName = kFaultyVfs;
+    vfs.szOsFile = static_cast<int>(sizeof(FaultyFile)) + real->szOsFile;
+    vfs.pAppData = real;
+    vfs.xOpen = [](sqlite3_vfs* v, const char* name, sqlite3_file* f, int flags, int* out) {
+      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
+      const int rc = r->xOpen(r, name, Real(f), flags, out);
+      f->pMethods = Real(f)->pMethods != nullptr ? &kFaultyMethods : nullptr;
+      return rc;
+    };
+    vfs.xDelete = [](sqlite3_vfs* v, const char* name, int sync) {
+      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
+      return r->xDelete(r, name, sync);
+    };
+    vfs.xAccess = [](sqlite3_vfs* v, const char* name, int flags, int* out) {
+      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
+      return r->xAccess(r, name, flags, out);
+    };
+    vfs.xFullPathname = [](sqlite3_vfs* v, const char* name, int n, char* out) {
+      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
+      return r->xFullPathname(r, name, n, out);
+    };
+    sqlite3_vfs_register(&vfs, 0);
+  });
+}
+
+TEST(SqliteStoreTest, AFailedSyncFailsTheWriteAndRefusesWritesUntilReopened) {
+  RegisterFaultyVfs();
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  SqliteOptions options = Options(dir);
+  options.vfs = kFaultyVfs;
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Create("/a", MakeBytes("a")));
+    g_fail_sync = true;
+    Result<WriteResult> b = store->Create("/b", MakeBytes("b"));
+    g_fail_sync = false;
+    ASSERT_FALSE(b);
+    EXPECT_EQ(b.error().code(), StatusCode::kInternal) << b.error().ToString();
+    // The batch may be on disk or not: no later write may build on either guess.
+    Result<WriteResult> c = store->Create("/c", MakeBytes("c"));
+    ASSERT_FALSE(c);
+    EXPECT_NE(c.error().message().find("reopened"), std::string::npos) << c.error().ToString();
+    // Readers still see exactly the acknowledged state.
+    EXPECT_EQ(*store->Get("/a")->value, "a");
+    EXPECT_EQ(store->Get("/b").error().code(), StatusCode::kNotFound);
+    EXPECT_EQ(store->CurrentRevision(), 1);
+  }
+  options.vfs.clear();
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->Get("/a")->value, "a");
+  // Whether /b made it is what the disk says; either way the store is consistent.
+  if (Result<KeyValue> b = store->Get("/b")) {
+    EXPECT_EQ(b->mod_revision, 2);
+  }
+  EXPECT_EQ(store->Get("/c").error().code(), StatusCode::kNotFound);
+  Result<WriteResult> d = store->Create("/d", MakeBytes("d"));
+  ASSERT_TRUE(d) << d.error().ToString();
+  EXPECT_EQ(d->revision, store->CurrentRevision());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Crash durability: a child process writes from many threads and reports each acknowledged
+// write on a pipe; the parent kills it with SIGKILL mid-load, reopens the file and checks that
+// every acknowledged write is there, at its revision, intact.
+
+struct AckRecord {
+  std::uint32_t thread;
+  std::uint32_t seq;
+  std::int64_t revision;
+  std::uint32_t key_index;
+  std::uint32_t type;  // 0 put, 1 delete
+};
+static_assert(sizeof(AckRecord) <= PIPE_BUF, "one write() per record must be atomic");
+
+constexpr int kCrashThreads = 8;
+constexpr int kKeysPerThread = 16;
+
+std::string CrashKey(std::uint32_t thread, std::uint32_t key_index) {
+  return "/registry/crash/t" + std::to_string(thread) + "/k" + std::to_string(key_index);
+}
+
+// A value whose every byte depends on (thread, seq), with a length that varies up to ~6 KB,
+// so that a torn or mixed-up value cannot pass for the right one.
+std::string CrashValue(std::uint32_t thread, std::uint32_t seq) {
+  std::string v =
+      "{\"t\":" + std::to_string(thread) + ",\"s\":" + std::to_string(seq) + ",\"p\":\"";
+  const std::size_t pad = 200 + (seq * 7919u + thread * 104729u) % 6000u;
+  for (std::size_t i = 0; i < pad; ++i) v += static_cast<char>('a' + (seq + thread + i) % 26);
+  v += "\"}";
+  return v;
+}
+
+[[noreturn]] void RunCrashChild(const std::string& path, int ack_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  SqliteOptions options;
+  options.path = path;
+  options.compaction.interval = std::chrono::milliseconds(0);
+  Result<std::unique_ptr<Store>> store = OpenSqliteStore(options);
+  if (!store) _exit(2);
+  std::vector<std::thread> threads;
+  for (std::uint32_t t = 0; t < kCrashThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<Revision> mod(kKeysPerThread, 0);  // 0: absent
+      // Bounded: the parent kills us long before this ends.
+      for (std::uint32_t seq = 0; seq < 1'000'000; ++seq) {
+        const std::uint32_t k = seq % kKeysPerThread;
+        const std::string key = CrashKey(t, k);
+        AckRecord record{t, seq, 0, k, 0};
+        Result<WriteResult> w;
+        if (mod[k] == 0) {
+          w = (*store)->Create(key, MakeBytes(CrashValue(t, seq)));
+        } else if (seq % 5 == 0) {
+          w = (*store)->Delete(key, mod[k]);
+          record.type = 1;
+        } else {
+          w = (*store)->Update(key, MakeBytes(CrashValue(t, seq)), mod[k]);
+        }
+        if (!w) _exit(3);
+        mod[k] = record.type == 1 ? 0 : w->revision;
+        record.revision = w->revision;
+        if (write(ack_fd, &record, sizeof(record)) != sizeof(record)) _exit(4);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  _exit(0);
+}
+
+TEST(SqliteCrashTest, AcknowledgedWritesSurviveKillNine) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.File("store.db");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    RunCrashChild(path, fds[1]);
+  }
+  close(fds[1]);
+
+  // Let the child get well into its load, then kill it without warning.
+  constexpr std::size_t kAcksBeforeKill = 3000;
+  std::vector<AckRecord> acks;
+  std::string pending;
+  auto read_some = [&](int timeout_ms) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, timeout_ms) <= 0) return false;
+    char buf[4096];
+    const ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n <= 0) return false;
+    pending.append(buf, static_cast<std::size_t>(n));
+    while (pending.size() >= sizeof(AckRecord)) {
+      AckRecord r;
+      std::memcpy(&r, pending.data(), sizeof(r));
+      pending.erase(0, sizeof(r));
+      acks.push_back(r);
+    }
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (acks.size() < kAcksBeforeKill && std::chrono::steady_clock::now() < deadline) {
+    if (!read_some(1000)) {
+      int status;
+      if (waitpid(child, &status, WNOHANG) == child) {
+        FAIL() << "writer child exited early with status " << status;
+      }
+    }
+  }
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  while (read_some(0)) {
+  }
+  close(fds[0]);
+  ASSERT_GE(acks.size(), kAcksBeforeKill);
+  EXPECT_TRUE(pending.empty()) << "a torn ack record";
+
+  SqliteOptions options;
+  options.path = path;
+  options.compaction.interval = std::chrono::milliseconds(0);
+  std::unique_ptr<Store> store = MustOpen(options);  // validates every row's revision links
+  ASSERT_NE(store, nullptr);
+
+  Revision max_acked = 0;
+  std::set<Revision> seen;
+  for (const AckRecord& ack : acks) {
+    max_acked = std::max(max_acked, ack.revision);
+    EXPECT_TRUE(seen.insert(ack.revision).second) << "revision acknowledged twice";
+    const std::string key = CrashKey(ack.thread, ack.key_index);
+    Result<RangeResponse> at = store->Range(RangeRequest::Single(key, ack.revision));
+    ASSERT_TRUE(at) << at.error().ToString();
+    if (ack.type == 1) {
+      EXPECT_TRUE(at->kvs.empty()) << key << " deleted at " << ack.revision;
+      continue;
+    }
+    ASSERT_EQ(at->kvs.size(), 1u) << key << " written at " << ack.revision;
+    EXPECT_EQ(at->kvs[0].mod_revision, ack.revision);
+    EXPECT_TRUE(*at->kvs[0].value == CrashValue(ack.thread, ack.seq))
+        << key << " at " << ack.revision << " has the wrong value";
+  }
+  // Writes after the last acknowledged one may exist (their batch committed, the ack was not
+  // sent); none may be missing before it.
+  EXPECT_GE(store->CurrentRevision(), max_acked);
+
+  // Every value now in the store is one the child wrote, whole.
+  Result<RangeResponse> all = store->Range(RangeRequest::Prefix("/registry/crash/"));
+  ASSERT_TRUE(all);
+  for (const KeyValue& kv : all->kvs) {
+    unsigned thread = 0, seq = 0;
+    ASSERT_EQ(std::sscanf(kv.value->c_str(), "{\"t\":%u,\"s\":%u,", &thread, &seq), 2) << kv.key;
+    EXPECT_TRUE(*kv.value == CrashValue(thread, seq)) << kv.key << " is torn";
+  }
+  // And revisions continue from there.
+  Result<WriteResult> next = store->Create("/after-crash", MakeBytes("x"));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->revision, store->CurrentRevision());
+}
+
+}  // namespace
+}  // namespace kt::store

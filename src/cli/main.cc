@@ -1,0 +1,110 @@
+// kubetaint: the command line. CLI11 is included here and nowhere else (it is slow to compile).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/check.h"
+#include "cli/serve.h"
+#include "core/version.h"
+#include "core/feature_gates.h"
+
+namespace {
+
+// Bad flags, manifests or taint specs: one line on stderr, exit status 2.
+constexpr int kExitBadInput = 2;
+
+int Fail(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return kExitBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kubetaint: a Kubernetes-compatible control plane for taints, tolerations, scheduling and "
+      "eviction"};
+  app.name("kubetaint");
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+
+  CLI::App* version = app.add_subcommand("version", "Print the kubetaint and Kubernetes versions");
+
+  kt::cli::CheckOptions check_options;
+  std::string feature_gates;
+  CLI::App* check = app.add_subcommand(
+      "check", "Report, for every pod in the manifests, which nodes it can run on and why not");
+  check->add_option("-f,--filename", check_options.files,
+                    "Manifest file (YAML or JSON; multi-document, kind: List); repeatable")
+      ->required()
+      ->allow_extra_args(false);
+  check->add_option("-o,--output", check_options.output, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  check->add_option("--feature-gates", feature_gates,
+                    "Feature gates, e.g. TaintTolerationComparisonOperators=true");
+  check->add_option("--taint", check_options.taint_changes,
+                    "What-if: change a node's taints before checking, NODE=SPEC in the kubectl "
+                    "taint grammar (key=value:Effect, key:Effect-, key-); repeatable")
+      ->allow_extra_args(false);
+
+  kt::cli::ServeOptions serve_options;
+  std::string serve_gates;
+  CLI::App* serve = app.add_subcommand(
+      "serve", "Run the Kubernetes API server that kubectl talks to, until SIGINT or SIGTERM");
+  serve->add_option("--listen", serve_options.listen, "HOST:PORT to listen on; port 0 picks one")
+      ->capture_default_str();
+  serve->add_option("--data-dir", serve_options.data_dir, "Directory for the database and kubeconfig")
+      ->capture_default_str();
+  serve->add_option("--store", serve_options.store, "Storage backend: sqlite or memory")
+      ->check(CLI::IsMember({"sqlite", "memory"}))
+      ->capture_default_str();
+  serve->add_option("--kubeconfig", serve_options.kubeconfig,
+                    "Where to write the kubeconfig (default DATA_DIR/kubeconfig)");
+  serve->add_option("--feature-gates", serve_gates,
+                    "Feature gates, e.g. TaintTolerationComparisonOperators=true");
+  serve->add_option("--nodes", serve_options.nodes, "Register N demo nodes node1..nodeN")
+      ->check(CLI::NonNegativeNumber);
+  serve->add_option("-v,--v", serve_options.verbosity,
+                    "Log verbosity (upstream levels; 2 and above log every request)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (what.empty()) what = "invalid command line";
+    return Fail(what + " (run 'kubetaint --help' for usage)");
+  }
+
+  if (version->parsed()) {
+    std::cout << kt::VersionLine() << "\n";
+    return 0;
+  }
+  if (serve->parsed()) {
+    if (kt::Status s = kt::ParseFeatureGates(serve_gates, serve_options.gates); !s.ok()) {
+      return Fail("--feature-gates: " + s.message());
+    }
+    kt::cli::BlockStopSignals();
+    return kt::cli::RunServe(serve_options);
+  }
+  if (check->parsed()) {
+    if (kt::Status s = kt::ParseFeatureGates(feature_gates, check_options.gates); !s.ok()) {
+      return Fail("--feature-gates: " + s.message());
+    }
+    size_t node_count = 0;
+    auto reports = kt::cli::RunCheck(check_options, &node_count);
+    if (!reports) return Fail(reports.error().message());
+    if (check_options.output == "json") {
+      kt::cli::WriteCheckJson(*reports, std::cout);
+    } else {
+      kt::cli::WriteCheckText(*reports, node_count, std::cout);
+    }
+    return kt::cli::CheckExitCode(*reports);
+  }
+  return 0;
+}

@@ -1,0 +1,186 @@
+#include "cli/serve.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+
+#include "api/codec.h"
+#include "core/version.h"
+#include "server/api_server.h"
+#include "server/http.h"
+#include "server/registry.h"
+#include "store/sqlite_store.h"
+#include "store/store.h"
+
+namespace kt::cli {
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return 1;
+}
+
+std::string Rfc3339Now() {
+  std::time_t secs = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// A Ready demo node: 4 cpu, 16Gi, 110 pods.
+std::string DemoNode(int i) {
+  const std::string name = "node" + std::to_string(i);
+  const std::string now = Rfc3339Now();
+  const std::string resources = R"({"cpu":"4","ephemeral-storage":"100Gi","memory":"16Gi","pods":"110"})";
+  std::string n = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+                  R"(","labels":{"kubernetes.io/arch":"amd64","kubernetes.io/hostname":")" + name +
+                  R"(","kubernetes.io/os":"linux"}},"spec":{},"status":{"capacity":)" + resources +
+                  R"(,"allocatable":)" + resources +
+                  R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady",)"
+                  R"("message":"kubelet is posting ready status","lastHeartbeatTime":")" + now +
+                  R"(","lastTransitionTime":")" + now +
+                  R"("}],"addresses":[{"type":"InternalIP","address":"192.0.2.)" +
+                  std::to_string(i % 250 + 1) + R"("},{"type":"Hostname","address":")" + name +
+                  R"("}],"nodeInfo":{"architecture":"amd64","containerRuntimeVersion":"kubetaint://)" +
+                  std::string(KubetaintVersion()) + R"(","kernelVersion":"simulated",)"
+                  R"("kubeletVersion":")" + GitVersion() +
+                  R"(","operatingSystem":"linux","osImage":"kubetaint simulated node"}}})";
+  return n;
+}
+
+Status CreateDemoNodes(server::Registry& registry, int count) {
+  const server::ResourceInfo& info = server::Info(server::Resource::kNodes);
+  for (int i = 1; i <= count; ++i) {
+    Result<rapidjson::Document> doc = api::ParseJson(DemoNode(i));
+    if (!doc) return doc.error();
+    std::promise<server::ApiResult<store::Bytes>> done;
+    registry.Create(info, "", std::move(*doc), {},
+                    [&](server::ApiResult<store::Bytes> r) { done.set_value(std::move(r)); });
+    server::ApiResult<store::Bytes> r = done.get_future().get();
+    if (!r && r.error().reason != "AlreadyExists") return r.error().ToStatus();
+  }
+  return Status::Ok();
+}
+
+Status WriteKubeconfig(const std::string& path, const std::string& url) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Internal("cannot write " + tmp);
+    out << "apiVersion: v1\n"
+           "kind: Config\n"
+           "clusters:\n"
+           "- name: kubetaint\n"
+           "  cluster:\n"
+           "    server: "
+        << url
+        << "\n"
+           "contexts:\n"
+           "- name: kubetaint\n"
+           "  context:\n"
+           "    cluster: kubetaint\n"
+           "    user: kubetaint\n"
+           "    namespace: default\n"
+           "current-context: kubetaint\n"
+           "users:\n"
+           "- name: kubetaint\n"
+           "  user: {}\n";
+    if (!out.flush()) return Internal("cannot write " + tmp);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Internal("cannot write " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+void BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int RunServe(const ServeOptions& options) {
+  if (options.store != "sqlite" && options.store != "memory") {
+    return Fail("--store: must be sqlite or memory, not \"" + options.store + "\"");
+  }
+  if (options.nodes < 0) return Fail("--nodes: must not be negative");
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (ec) return Fail("--data-dir " + options.data_dir + ": " + ec.message());
+
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<store::Store> store;
+  if (options.store == "memory") {
+    store = store::NewMemoryStore();
+  } else {
+    store::SqliteOptions sqlite;
+    sqlite.path = (std::filesystem::path(options.data_dir) / "kubetaint.db").string();
+    Result<std::unique_ptr<store::Store>> opened = store::OpenSqliteStore(sqlite);
+    if (!opened) return Fail(opened.error().message());
+    store = std::move(*opened);
+  }
+
+  server::Registry::Options registry_options;
+  registry_options.gates = options.gates;
+  server::Registry registry(store.get(), registry_options);
+  if (Status s = registry.Start(); !s.ok()) return Fail(s.message());
+  if (Status s = CreateDemoNodes(registry, options.nodes); !s.ok()) {
+    return Fail("creating demo nodes: " + s.message());
+  }
+
+  {
+    // The start-up line reports what the caches hold once every write above is in them.
+    std::promise<void> synced;
+    registry.Sync(server::Resource::kNodes, [&] { synced.set_value(); });
+    synced.get_future().wait();
+  }
+  server::DiscoveryOptions discovery;
+  discovery.server_address = options.listen;
+  server::ApiServer api(&registry, discovery);
+  server::HttpServerOptions http_options;
+  http_options.listen = options.listen;
+  http_options.access_log = options.verbosity >= 2;
+  auto http = server::StartHttpServer(http_options, &api);
+  if (!http) return Fail("--listen " + options.listen + ": " + http.error().message());
+
+  std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  const std::string url = "http://" + host + ":" + std::to_string((*http)->port());
+  const std::string kubeconfig = options.kubeconfig.empty()
+                                     ? (std::filesystem::path(options.data_dir) / "kubeconfig").string()
+                                     : options.kubeconfig;
+  if (Status s = WriteKubeconfig(kubeconfig, url); !s.ok()) return Fail(s.message());
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              start).count();
+  std::printf("kubetaint serving on %s (kubeconfig %s, %zu nodes, %zu pods, ready in %.0f ms)\n",
+              url.c_str(), kubeconfig.c_str(), registry.cache(server::Resource::kNodes).size(),
+              registry.cache(server::Resource::kPods).size(), ms);
+  std::fflush(stdout);
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::fprintf(stderr, "kubetaint: %s received, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  (*http)->Stop();
+  registry.Stop();
+  http->reset();
+  store.reset();  // completes and syncs every accepted write
+  return 0;
+}
+
+}  // namespace kt::cli

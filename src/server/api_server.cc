@@ -1,0 +1,809 @@
+#include "server/api_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+
+#include <rapidjson/document.h>
+
+#include "api/codec.h"
+#include "api/manifest.h"
+#include "api/protobuf.h"
+#include "api/selector.h"
+#include "api/table.h"
+#include "server/status_json.h"
+
+namespace kt::server {
+
+namespace {
+
+using rapidjson::Document;
+
+// --- Query strings and paths ------------------------------------------------------------------
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decoding; `plus_is_space` for query components.
+std::string Unescape(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      int hi = HexValue(s[i + 1]);
+      int lo = HexValue(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(plus_is_space && s[i] == '+' ? ' ' : s[i]);
+  }
+  return out;
+}
+
+struct Query {
+  std::vector<std::pair<std::string, std::string>> params;
+
+  explicit Query(std::string_view q) {
+    while (!q.empty()) {
+      size_t amp = q.find('&');
+      std::string_view item = q.substr(0, amp);
+      q = amp == std::string_view::npos ? std::string_view() : q.substr(amp + 1);
+      if (item.empty()) continue;
+      size_t eq = item.find('=');
+      params.emplace_back(Unescape(item.substr(0, eq), true),
+                          eq == std::string_view::npos ? "" : Unescape(item.substr(eq + 1), true));
+    }
+  }
+  const std::string* Find(std::string_view name) const {
+    for (const auto& [k, v] : params) {
+      if (k == name) return &v;
+    }
+    return nullptr;
+  }
+  std::string_view Get(std::string_view name) const {
+    const std::string* v = Find(name);
+    return v ? std::string_view(*v) : std::string_view();
+  }
+  bool Flag(std::string_view name) const {
+    std::string_view v = Get(name);
+    return v == "true" || v == "1";
+  }
+};
+
+std::vector<std::string> SplitPath(std::string_view path) {
+  std::vector<std::string> segs;
+  while (!path.empty()) {
+    if (path.front() == '/') {
+      path.remove_prefix(1);
+      continue;
+    }
+    size_t slash = path.find('/');
+    segs.push_back(Unescape(path.substr(0, slash), false));
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  }
+  return segs;
+}
+
+bool ParseInt64(std::string_view s, int64_t& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// --- Base64 for continue tokens -----------------------------------------------------------------
+
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string Base64Url(std::string_view in) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char c : in) {
+    acc = (acc << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kB64[(acc >> bits) & 63]);
+    }
+  }
+  if (bits > 0) out.push_back(kB64[(acc << (6 - bits)) & 63]);
+  return out;
+}
+
+bool UnBase64Url(std::string_view in, std::string& out) {
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    const char* p = std::strchr(kB64, c);
+    if (c == '=') break;
+    if (p == nullptr || c == '\0') return false;
+    acc = (acc << 6) | static_cast<uint32_t>(p - kB64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return true;
+}
+
+// --- Responses -----------------------------------------------------------------------------------
+
+constexpr std::string_view kJson = "application/json";
+
+void RespondError(HttpResponder& responder, const ApiError& e) {
+  responder.Respond(e.code, kJson, MakeBody(e.Json()));
+}
+
+void RespondBytes(HttpResponder& responder, int code, const store::Bytes& json) {
+  responder.Respond(code, kJson, json);
+}
+
+bool WantsTable(std::string_view accept) { return accept.find("as=Table") != std::string_view::npos; }
+
+std::string_view TableApiVersion(std::string_view accept) {
+  // Only a client that asked for v1beta1 alone gets it.
+  if (accept.find("as=Table;v=v1;") != std::string_view::npos ||
+      accept.find("as=Table;v=v1,") != std::string_view::npos ||
+      accept.find("v=v1;g=meta.k8s.io") != std::string_view::npos) {
+    return "meta.k8s.io/v1";
+  }
+  if (accept.find("v=v1beta1") != std::string_view::npos) return "meta.k8s.io/v1beta1";
+  return "meta.k8s.io/v1";
+}
+
+api::TableKind TableKindOf(Resource r) {
+  switch (r) {
+    case Resource::kNamespaces: return api::TableKind::kNamespace;
+    case Resource::kNodes: return api::TableKind::kNode;
+    case Resource::kPods: return api::TableKind::kPod;
+    case Resource::kEvents: return api::TableKind::kEvent;
+    case Resource::kLeases: return api::TableKind::kLease;
+    case Resource::kPriorityClasses: return api::TableKind::kPriorityClass;
+    case Resource::kDaemonSets: return api::TableKind::kDaemonSet;
+  }
+  return api::TableKind::kPod;
+}
+
+ApiError NotFoundResource() {
+  return FromStatus(NotFound("the server could not find the requested resource"));
+}
+
+ApiError MethodNotAllowed() {
+  return FromStatus(Status(StatusCode::kMethodNotAllowed,
+                           "the server does not allow this method on the requested resource"));
+}
+
+// The media type of a Content-Type header, lower-cased, without parameters.
+std::string MediaType(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  std::string out(t);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Decodes a request body by its Content-Type into a JSON document.
+ApiResult<Document> DecodeBody(std::string_view content_type, std::string_view body) {
+  const std::string media = MediaType(content_type);
+  if (media == "application/vnd.kubernetes.protobuf") {
+    Result<Document> doc = api::DecodeProtobufBody(body);
+    if (!doc) return ApiErr(FromStatus(doc.error()));
+    return std::move(*doc);
+  }
+  if (media == "application/yaml") {
+    Result<Document> doc = api::YamlToJson(body);
+    if (!doc) return ApiErr(BadRequestError(doc.error().message()));
+    return std::move(*doc);
+  }
+  if (media == "application/json" || media.empty()) {
+    Result<Document> doc = api::ParseJson(body);
+    if (!doc) return ApiErr(BadRequestError(doc.error().message()));
+    return std::move(*doc);
+  }
+  return ApiErr(NewUnsupportedMediaType(kBodyMediaTypes));
+}
+
+std::string StringOf(const rapidjson::Value& v) {
+  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsInt64()) return std::to_string(v.GetInt64());
+  return {};
+}
+
+// DeleteOptions from the body (JSON or protobuf) and the query.
+ApiResult<DeleteOptions> ParseDeleteOptions(std::string_view content_type, std::string_view body,
+                                            const Query& query) {
+  DeleteOptions o;
+  if (!body.empty()) {
+    ApiResult<Document> doc = DecodeBody(content_type, body);
+    if (!doc) return ApiErr(doc.error());
+    if (doc->IsObject()) {
+      auto g = doc->FindMember("gracePeriodSeconds");
+      if (g != doc->MemberEnd() && g->value.IsInt64()) o.grace_period_seconds = g->value.GetInt64();
+      auto p = doc->FindMember("preconditions");
+      if (p != doc->MemberEnd() && p->value.IsObject()) {
+        auto uid = p->value.FindMember("uid");
+        if (uid != p->value.MemberEnd() && uid->value.IsString()) o.precondition_uid = StringOf(uid->value);
+        auto rv = p->value.FindMember("resourceVersion");
+        if (rv != p->value.MemberEnd() && rv->value.IsString()) {
+          o.precondition_resource_version = StringOf(rv->value);
+        }
+      }
+      auto d = doc->FindMember("dryRun");
+      if (d != doc->MemberEnd() && d->value.IsArray()) {
+        for (const auto& v : d->value.GetArray()) {
+          if (v.IsString() && std::string_view(v.GetString()) == "All") o.dry_run = true;
+        }
+      }
+    }
+  }
+  if (const std::string* g = query.Find("gracePeriodSeconds")) {
+    int64_t v = 0;
+    if (!ParseInt64(*g, v)) {
+      return ApiErr(BadRequestError("invalid gracePeriodSeconds: " + *g));
+    }
+    o.grace_period_seconds = v;
+  }
+  if (query.Get("dryRun") == "All") o.dry_run = true;
+  return o;
+}
+
+// --- Watch streaming -------------------------------------------------------------------------
+
+const Body& EventPrefix(WatchEventType type) {
+  static const Body added = MakeBody(R"({"type":"ADDED","object":)");
+  static const Body modified = MakeBody(R"({"type":"MODIFIED","object":)");
+  static const Body deleted = MakeBody(R"({"type":"DELETED","object":)");
+  switch (type) {
+    case WatchEventType::kAdded: return added;
+    case WatchEventType::kModified: return modified;
+    case WatchEventType::kDeleted: return deleted;
+  }
+  return added;
+}
+
+const Body& EventSuffix() {
+  static const Body suffix = MakeBody("}\n");
+  return suffix;
+}
+
+class WatchStream : public WatchSink, public std::enable_shared_from_this<WatchStream> {
+ public:
+  WatchStream(const ResourceInfo& info, std::shared_ptr<HttpStream> stream, bool table,
+              std::string_view table_api_version, api::IncludeObject include, bool bookmarks)
+      : info_(info),
+        stream_(std::move(stream)),
+        table_(table),
+        table_api_version_(table_api_version),
+        include_(include),
+        bookmarks_(bookmarks) {}
+
+  bool OnEvent(WatchEventType type, const ObjectPtr& object) override {
+    if (!table_) {
+      return stream_->Write({EventPrefix(type), object->json, EventSuffix()});
+    }
+    std::string out = R"({"type":")";
+    out.append(WatchEventTypeName(type)).append(R"(","object":)");
+    api::TableOptions options;
+    options.include_object = include_;
+    options.api_version = table_api_version_;
+    options.column_definitions = !sent_columns_;
+    sent_columns_ = true;
+    const std::string rv = std::to_string(object->revision);
+    api::TableWriter writer(TableKindOf(info_.resource), options, std::chrono::system_clock::now(),
+                            &out);
+    writer.Begin({rv, {}, std::nullopt});
+    (void)writer.AddRowJson(*object->json);
+    writer.End();
+    out.append("}\n");
+    return stream_->Write({MakeBody(std::move(out))});
+  }
+
+  void OnProgress(store::Revision revision) override {
+    if (!bookmarks_ || revision == last_bookmark_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_bookmark_at_ < std::chrono::seconds(5)) return;
+    last_bookmark_at_ = now;
+    last_bookmark_ = revision;
+    std::string out = R"({"type":"BOOKMARK","object":{"kind":")";
+    out.append(info_.kind).append(R"(","apiVersion":")").append(info_.api_version);
+    out.append(R"(","metadata":{"resourceVersion":")").append(std::to_string(revision));
+    out.append("\"}}}\n");
+    stream_->Write({MakeBody(std::move(out))});
+  }
+
+  void OnEnd(Status status) override {
+    if (status.code() == StatusCode::kGone) WriteError(FromStatus(status));
+    stream_->Close();
+  }
+
+  void WriteError(const ApiError& e) {
+    std::string out = R"({"type":"ERROR","object":)";
+    out.append(e.Json()).append("}\n");
+    stream_->Write({MakeBody(std::move(out))});
+  }
+
+  HttpStream& stream() { return *stream_; }
+
+ private:
+  const ResourceInfo& info_;
+  std::shared_ptr<HttpStream> stream_;
+  bool table_;
+  std::string_view table_api_version_;
+  api::IncludeObject include_;
+  bool bookmarks_;
+  bool sent_columns_ = false;
+  store::Revision last_bookmark_ = 0;
+  std::chrono::steady_clock::time_point last_bookmark_at_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+// One API request, parsed.
+struct ApiServer::Request {
+  HttpRequest http;
+  std::shared_ptr<HttpResponder> responder;
+  Query query{""};
+  const ResourceInfo* info = nullptr;
+  std::string namespace_;
+  std::string name;
+  std::string subresource;
+  bool watch = false;
+
+  void Fail(const ApiError& e) { RespondError(*responder, e); }
+};
+
+ApiServer::ApiServer(Registry* registry, const DiscoveryOptions& discovery)
+    : registry_(registry), discovery_(discovery) {}
+
+ApiServer::~ApiServer() = default;
+
+void ApiServer::Handle(HttpRequest request, std::shared_ptr<HttpResponder> responder) {
+  if (ServeStatic(request, *responder)) return;
+  auto r = std::make_shared<Request>();
+  const std::string_view target = request.target;
+  const size_t qpos = target.find('?');
+  r->query = Query(qpos == std::string_view::npos ? std::string_view() : target.substr(qpos + 1));
+  std::vector<std::string> segs = SplitPath(target.substr(0, qpos));
+  r->http = std::move(request);
+  r->responder = std::move(responder);
+
+  std::string_view group;
+  std::string_view version;
+  size_t rest = 0;
+  if (segs.size() >= 2 && segs[0] == "api") {
+    version = segs[1];
+    rest = 2;
+  } else if (segs.size() >= 3 && segs[0] == "apis") {
+    group = segs[1];
+    version = segs[2];
+    rest = 3;
+  } else {
+    return r->Fail(NotFoundResource());
+  }
+  std::vector<std::string> parts(segs.begin() + static_cast<long>(rest), segs.end());
+  if (!parts.empty() && parts[0] == "watch") {
+    r->watch = true;
+    parts.erase(parts.begin());
+  }
+  if (parts.empty()) return r->Fail(NotFoundResource());
+  std::string resource;
+  if (parts[0] == "namespaces" && parts.size() >= 3 && parts[2] != "status" &&
+      parts[2] != "finalize") {
+    r->namespace_ = parts[1];
+    resource = parts[2];
+    if (parts.size() >= 4) r->name = parts[3];
+    if (parts.size() >= 5) r->subresource = parts[4];
+    if (parts.size() > 5) return r->Fail(NotFoundResource());
+  } else {
+    resource = parts[0];
+    if (parts.size() >= 2) r->name = parts[1];
+    if (parts.size() >= 3) r->subresource = parts[2];
+    if (parts.size() > 3) return r->Fail(NotFoundResource());
+  }
+  r->info = FindResource(group, version, resource);
+  if (r->info == nullptr) return r->Fail(NotFoundResource());
+  if (!r->info->namespaced && !r->namespace_.empty()) return r->Fail(NotFoundResource());
+  if (r->info->namespaced && r->namespace_.empty() && !r->name.empty()) {
+    return r->Fail(NotFoundResource());
+  }
+  if (r->query.Flag("watch")) r->watch = true;
+  HandleResource(r);
+}
+
+void ApiServer::HandleResource(const std::shared_ptr<Request>& r) {
+  const std::string& method = r->http.method;
+  if (!r->subresource.empty() && r->subresource != "status") return Subresource(r);
+  if (method == "GET" || method == "HEAD") {
+    if (r->name.empty()) return r->watch ? Watch(r) : List(r);
+    if (r->watch) return r->Fail(MethodNotAllowed());
+    return Get(r);
+  }
+  if (method == "POST") {
+    if (!r->name.empty()) return r->Fail(MethodNotAllowed());
+    if (r->info->namespaced && r->namespace_.empty()) return r->Fail(MethodNotAllowed());
+    return Create(r);
+  }
+  if (method == "PUT") {
+    if (r->name.empty()) return r->Fail(MethodNotAllowed());
+    return Update(r);
+  }
+  if (method == "PATCH") {
+    if (r->name.empty()) return r->Fail(MethodNotAllowed());
+    return Patch(r);
+  }
+  if (method == "DELETE") {
+    if (r->name.empty()) return DeleteCollection(r);
+    return Delete(r);
+  }
+  r->Fail(MethodNotAllowed());
+}
+
+namespace {
+
+ApiResult<ObjectFilter> ParseFilter(const ResourceInfo& info, std::string_view namespace_,
+                                    const Query& query) {
+  ObjectFilter filter;
+  filter.namespace_ = std::string(namespace_);
+  if (const std::string* ls = query.Find("labelSelector")) {
+    Result<api::labels::Selector> s = api::labels::Parse(*ls);
+    if (!s) return ApiErr(FromStatus(s.error()));
+    filter.labels = std::move(*s);
+  }
+  if (const std::string* fs = query.Find("fieldSelector")) {
+    Result<api::fields::Selector> s = api::fields::ParseSelector(*fs, info.kind);
+    if (!s) return ApiErr(FromStatus(s.error()));
+    filter.fields = std::move(*s);
+  }
+  return filter;
+}
+
+}  // namespace
+
+void ApiServer::List(const std::shared_ptr<Request>& r) {
+  ApiResult<ObjectFilter> filter = ParseFilter(*r->info, r->namespace_, r->query);
+  if (!filter) return r->Fail(filter.error());
+  int64_t limit = 0;
+  if (const std::string* l = r->query.Find("limit"); l && !l->empty()) {
+    if (!ParseInt64(*l, limit) || limit < 0) limit = 0;
+  }
+  std::string after;
+  if (const std::string* c = r->query.Find("continue"); c && !c->empty()) {
+    std::string raw;
+    Result<Document> token = api::ParseJson(UnBase64Url(*c, raw) ? raw : std::string());
+    if (!token || !token->IsObject() || !token->HasMember("start") ||
+        !(*token)["start"].IsString()) {
+      return r->Fail(BadRequestError("continue key is not valid: incorrect encoded start "
+                                     "resourceVersion (version meta.k8s.io/v1)"));
+    }
+    after = StringOf((*token)["start"]);
+  }
+  const bool table = WantsTable(r->http.Header("Accept"));
+  const std::string_view table_version = TableApiVersion(r->http.Header("Accept"));
+  api::IncludeObject include = api::IncludeObject::kMetadata;
+  if (table) {
+    Result<api::IncludeObject> inc = api::ParseIncludeObject(r->query.Get("includeObject"));
+    if (!inc) return r->Fail(FromStatus(inc.error()));
+    include = *inc;
+  }
+  auto shared_filter = std::make_shared<ObjectFilter>(std::move(*filter));
+  registry_->Sync(r->info->resource, [this, r, shared_filter, limit, after = std::move(after),
+                                      table, table_version, include] {
+    WatchCache::ListResult list =
+        registry_->cache(r->info->resource).List(*shared_filter, after, limit);
+    const std::string rv = std::to_string(list.revision);
+    std::string token;
+    if (!list.last_key.empty()) {
+      std::string raw = R"({"v":"meta.k8s.io/v1","rv":)" + rv + R"(,"start":)";
+      rapidjson::Value key(list.last_key.c_str(),
+                           static_cast<rapidjson::SizeType>(list.last_key.size()));
+      raw.append(api::EncodeJson(key)).append("}");
+      token = Base64Url(raw);
+    }
+    std::string out;
+    if (table) {
+      api::TableOptions options;
+      options.include_object = include;
+      options.api_version = table_version;
+      api::TableWriter writer(TableKindOf(r->info->resource), options,
+                              std::chrono::system_clock::now(), &out);
+      writer.Begin({rv, token, std::nullopt});
+      for (const ObjectPtr& obj : list.items) (void)writer.AddRowJson(*obj->json);
+      writer.End();
+    } else {
+      size_t total = 128 + token.size();
+      for (const ObjectPtr& obj : list.items) total += obj->json->size() + 1;
+      out.reserve(total);
+      out.append(R"({"kind":")").append(r->info->list_kind);
+      out.append(R"(","apiVersion":")").append(r->info->api_version);
+      out.append(R"(","metadata":{"resourceVersion":")").append(rv).append("\"");
+      if (!token.empty()) out.append(R"(,"continue":")").append(token).append("\"");
+      out.append(R"(},"items":[)");
+      for (size_t i = 0; i < list.items.size(); ++i) {
+        if (i) out.push_back(',');
+        out.append(*list.items[i]->json);
+      }
+      out.append("]}");
+    }
+    r->responder->Respond(200, kJson, MakeBody(std::move(out)));
+  });
+}
+
+void ApiServer::Get(const std::shared_ptr<Request>& r) {
+  registry_->Sync(r->info->resource, [this, r] {
+    ObjectPtr obj = registry_->cache(r->info->resource).Get(r->namespace_, r->name);
+    if (!obj) return r->Fail(NotFoundError(*r->info, r->name));
+    const std::string_view accept = r->http.Header("Accept");
+    if (!WantsTable(accept)) return RespondBytes(*r->responder, 200, obj->json);
+    Result<api::IncludeObject> inc = api::ParseIncludeObject(r->query.Get("includeObject"));
+    if (!inc) return r->Fail(FromStatus(inc.error()));
+    api::TableOptions options;
+    options.include_object = *inc;
+    options.api_version = TableApiVersion(accept);
+    std::string out;
+    api::TableWriter writer(TableKindOf(r->info->resource), options,
+                            std::chrono::system_clock::now(), &out);
+    writer.Begin({std::to_string(obj->revision), {}, std::nullopt});
+    (void)writer.AddRowJson(*obj->json);
+    writer.End();
+    r->responder->Respond(200, kJson, MakeBody(std::move(out)));
+  });
+}
+
+void ApiServer::Watch(const std::shared_ptr<Request>& r) {
+  ApiResult<ObjectFilter> filter = ParseFilter(*r->info, r->namespace_, r->query);
+  if (!filter) return r->Fail(filter.error());
+  int64_t rv = 0;
+  std::string_view rv_text = r->query.Get("resourceVersion");
+  if (!rv_text.empty() && !ParseInt64(rv_text, rv)) {
+    return r->Fail(BadRequestError("invalid resourceVersion: " + std::string(rv_text)));
+  }
+  int64_t timeout = 0;
+  if (const std::string* t = r->query.Find("timeoutSeconds"); t && !t->empty()) {
+    if (!ParseInt64(*t, timeout) || timeout < 0) timeout = 0;
+  }
+  const std::string_view accept = r->http.Header("Accept");
+  const bool table = WantsTable(accept);
+  api::IncludeObject include = api::IncludeObject::kMetadata;
+  if (table) {
+    Result<api::IncludeObject> inc = api::ParseIncludeObject(r->query.Get("includeObject"));
+    if (!inc) return r->Fail(FromStatus(inc.error()));
+    include = *inc;
+  }
+  const bool bookmarks = r->query.Flag("allowWatchBookmarks");
+  auto shared_filter = std::make_shared<ObjectFilter>(std::move(*filter));
+  registry_->Sync(r->info->resource, [this, r, shared_filter, rv, timeout, table, include,
+                                      bookmarks, accept] {
+    std::shared_ptr<HttpStream> stream = r->responder->StartStream(
+        200, table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : kJson);
+    auto sink = std::make_shared<WatchStream>(*r->info, stream, table, TableApiVersion(accept),
+                                              include, bookmarks);
+    auto watch = registry_->cache(r->info->resource).StartWatch(rv, *shared_filter, sink);
+    if (!watch) {
+      sink->WriteError(FromStatus(watch.error()));
+      stream->Close();
+      return;
+    }
+    auto handle = std::make_shared<std::unique_ptr<WatchCache::WatchHandle>>(std::move(*watch));
+    uint64_t timer = 0;
+    if (timeout > 0) {
+      std::weak_ptr<HttpStream> weak = stream;
+      timer = timers_.After(std::chrono::seconds(timeout), [weak] {
+        if (auto s = weak.lock()) s->Close();
+      });
+    }
+    stream->OnClose([this, handle, timer] {
+      handle->reset();
+      if (timer) timers_.Cancel(timer);
+    });
+  });
+}
+
+void ApiServer::Create(const std::shared_ptr<Request>& r) {
+  ApiResult<Document> body = DecodeBody(r->http.Header("Content-Type"), r->http.body);
+  if (!body) return r->Fail(body.error());
+  WriteOptions options;
+  options.dry_run = r->query.Get("dryRun") == "All";
+  registry_->Create(*r->info, r->namespace_, std::move(*body), options,
+                    [r](ApiResult<store::Bytes> result) {
+                      if (!result) return r->Fail(result.error());
+                      RespondBytes(*r->responder, 201, *result);
+                    });
+}
+
+void ApiServer::Update(const std::shared_ptr<Request>& r) {
+  ApiResult<Document> body = DecodeBody(r->http.Header("Content-Type"), r->http.body);
+  if (!body) return r->Fail(body.error());
+  WriteOptions options;
+  options.dry_run = r->query.Get("dryRun") == "All";
+  const server::Subresource sub =
+      r->subresource == "status" ? server::Subresource::kStatus : server::Subresource::kNone;
+  if (sub == server::Subresource::kStatus && !r->info->has_status) {
+    return r->Fail(NotFoundResource());
+  }
+  registry_->Update(*r->info, r->namespace_, r->name, sub, std::move(*body), options,
+                    [r](ApiResult<store::Bytes> result) {
+                      if (!result) return r->Fail(result.error());
+                      RespondBytes(*r->responder, 200, *result);
+                    });
+}
+
+void ApiServer::Patch(const std::shared_ptr<Request>& r) {
+  Result<api::PatchType> type = api::ParsePatchType(r->http.Header("Content-Type"));
+  if (!type) return r->Fail(FromStatus(type.error()));
+  if (*type == api::PatchType::kApplyPatch) {
+    return r->Fail(NewUnsupportedMediaType(kPatchMediaTypes));
+  }
+  WriteOptions options;
+  options.dry_run = r->query.Get("dryRun") == "All";
+  const server::Subresource sub =
+      r->subresource == "status" ? server::Subresource::kStatus : server::Subresource::kNone;
+  if (sub == server::Subresource::kStatus && !r->info->has_status) {
+    return r->Fail(NotFoundResource());
+  }
+  registry_->Patch(*r->info, r->namespace_, r->name, sub, *type, std::move(r->http.body), options,
+                   [r](ApiResult<store::Bytes> result) {
+                     if (!result) return r->Fail(result.error());
+                     RespondBytes(*r->responder, 200, *result);
+                   });
+}
+
+void ApiServer::Delete(const std::shared_ptr<Request>& r) {
+  if (!r->subresource.empty()) return r->Fail(MethodNotAllowed());
+  ApiResult<DeleteOptions> options =
+      ParseDeleteOptions(r->http.Header("Content-Type"), r->http.body, r->query);
+  if (!options) return r->Fail(options.error());
+  registry_->Delete(*r->info, r->namespace_, r->name, std::move(*options),
+                    [r](ApiResult<store::Bytes> result) {
+                      if (!result) return r->Fail(result.error());
+                      RespondBytes(*r->responder, 200, *result);
+                    });
+}
+
+void ApiServer::DeleteCollection(const std::shared_ptr<Request>& r) {
+  if (r->info->resource != Resource::kPods && r->info->resource != Resource::kEvents) {
+    return r->Fail(MethodNotAllowed());
+  }
+  ApiResult<ObjectFilter> filter = ParseFilter(*r->info, r->namespace_, r->query);
+  if (!filter) return r->Fail(filter.error());
+  ApiResult<DeleteOptions> options =
+      ParseDeleteOptions(r->http.Header("Content-Type"), r->http.body, r->query);
+  if (!options) return r->Fail(options.error());
+  auto shared_filter = std::make_shared<ObjectFilter>(std::move(*filter));
+  auto shared_options = std::make_shared<DeleteOptions>(std::move(*options));
+  registry_->Sync(r->info->resource, [this, r, shared_filter, shared_options] {
+    WatchCache::ListResult list = registry_->cache(r->info->resource).List(*shared_filter);
+    struct State {
+      std::mutex mu;
+      std::vector<store::Bytes> deleted;
+      size_t remaining;
+    };
+    auto state = std::make_shared<State>();
+    state->remaining = list.items.size();
+    auto finish = [r, state] {
+      std::string out = R"({"kind":")";
+      out.append(r->info->list_kind).append(R"(","apiVersion":")").append(r->info->api_version);
+      out.append(R"(","metadata":{},"items":[)");
+      for (size_t i = 0; i < state->deleted.size(); ++i) {
+        if (i) out.push_back(',');
+        out.append(*state->deleted[i]);
+      }
+      out.append("]}");
+      r->responder->Respond(200, kJson, MakeBody(std::move(out)));
+    };
+    if (list.items.empty()) return finish();
+    for (const ObjectPtr& obj : list.items) {
+      DeleteOptions each;
+      each.dry_run = shared_options->dry_run;
+      registry_->Delete(*r->info, obj->meta().namespace_, obj->meta().name, each,
+                        [state, finish](ApiResult<store::Bytes> result) {
+                          bool last;
+                          {
+                            std::lock_guard<std::mutex> lock(state->mu);
+                            if (result) state->deleted.push_back(*result);
+                            last = --state->remaining == 0;
+                          }
+                          if (last) finish();
+                        });
+    }
+  });
+}
+
+bool ApiServer::ServeStatic(const HttpRequest& request, HttpResponder& responder) {
+  const std::string_view target = request.target;
+  const size_t qpos = target.find('?');
+  const std::string_view path = target.substr(0, qpos);
+  if (request.method != "GET" && request.method != "HEAD") return false;
+  const Query query(qpos == std::string_view::npos ? std::string_view() : target.substr(qpos + 1));
+  const std::string_view accept = request.Header("Accept");
+  auto respond = [&](const SharedJson& doc, std::string_view type = kJson) {
+    responder.Respond(200, type, doc);
+    return true;
+  };
+  if (path == "/version" || path == "/version/") return respond(discovery_.Version());
+  if (path == "/api" || path == "/api/" || path == "/apis" || path == "/apis/") {
+    const DiscoveryFormat format = NegotiateDiscovery(accept);
+    const bool core = path.starts_with("/api") && !path.starts_with("/apis");
+    return respond(core ? discovery_.Api(format) : discovery_.Apis(format),
+                   DiscoveryContentType(format));
+  }
+  std::vector<std::string> segs = SplitPath(path);
+  if ((segs.size() == 2 && segs[0] == "api") || (segs.size() == 3 && segs[0] == "apis")) {
+    const SharedJson* doc = segs.size() == 2 ? discovery_.ApiResourceList("", segs[1])
+                                             : discovery_.ApiResourceList(segs[1], segs[2]);
+    if (doc == nullptr) {
+      RespondError(responder, NotFoundResource());
+      return true;
+    }
+    return respond(*doc);
+  }
+  if (!segs.empty() && segs[0] == "openapi") {
+    if (segs.size() == 2 && segs[1] == "v3") return respond(discovery_.OpenApiIndex());
+    if (segs.size() >= 3 && segs[1] == "v3") {
+      std::string rest = segs[2];
+      for (size_t i = 3; i < segs.size(); ++i) rest.append("/").append(segs[i]);
+      if (const SharedJson* doc = discovery_.OpenApiDocument(rest)) return respond(*doc);
+    }
+    RespondError(responder, NotFoundResource());
+    return true;
+  }
+  for (HealthEndpoint endpoint : {HealthEndpoint::kHealthz, HealthEndpoint::kLivez,
+                                  HealthEndpoint::kReadyz}) {
+    const std::string_view name = HealthEndpointName(endpoint);
+    if (segs.empty() || segs[0] != name) continue;
+    std::vector<HealthCheck> checks;
+    for (std::string_view check : HealthCheckNames(endpoint)) checks.push_back({check, true});
+    HealthResponse health;
+    if (segs.size() == 1) {
+      std::vector<std::string_view> exclude;
+      for (const auto& [k, v] : query.params) {
+        if (k == "exclude") exclude.push_back(v);
+      }
+      health = HealthBody(endpoint, checks, query.Find("verbose") != nullptr, exclude);
+    } else {
+      std::string check = segs[1];
+      for (size_t i = 2; i < segs.size(); ++i) check.append("/").append(segs[i]);
+      bool known = false;
+      for (std::string_view c : HealthCheckNames(endpoint)) known = known || c == check;
+      if (!known) {
+        RespondError(responder, NotFoundResource());
+        return true;
+      }
+      health = SingleHealthCheckBody(true);
+    }
+    responder.Respond(health.code, kHealthContentType, MakeBody(std::move(health.body)));
+    return true;
+  }
+  return false;
+}
+
+void ApiServer::Subresource(const std::shared_ptr<Request>& r) {
+  const bool pods = r->info->resource == Resource::kPods;
+  if (!pods || (r->subresource != "binding" && r->subresource != "eviction")) {
+    return r->Fail(NotFoundResource());
+  }
+  if (r->http.method != "POST") return r->Fail(MethodNotAllowed());
+  ApiResult<Document> body = DecodeBody(r->http.Header("Content-Type"), r->http.body);
+  if (!body) return r->Fail(body.error());
+  WriteOptions options;
+  options.dry_run = r->query.Get("dryRun") == "All";
+  auto done = [r](ApiResult<void> result) {
+    if (!result) return r->Fail(result.error());
+    r->responder->Respond(201, kJson, MakeBody(SuccessStatusJson(201)));
+  };
+  if (r->subresource == "binding") {
+    registry_->Bind(r->namespace_, r->name, std::move(*body), options, std::move(done));
+  } else {
+    registry_->Evict(r->namespace_, r->name, std::move(*body), options, std::move(done));
+  }
+}
+
+}  // namespace kt::server

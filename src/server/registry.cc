@@ -1,0 +1,751 @@
+#include "server/registry.h"
+
+#include <atomic>
+#include <ctime>
+#include <future>
+#include <random>
+
+#include "api/codec.h"
+#include "core/validation.h"
+#include "server/object.h"
+
+namespace kt::server {
+
+namespace {
+
+using rapidjson::Document;
+using rapidjson::Value;
+using Alloc = Document::AllocatorType;
+
+constexpr int kMaxConflictRetries = 5;
+
+std::string_view StringMember(const Value& obj, const char* name) {
+  if (!obj.IsObject()) return {};
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd() || !it->value.IsString()) return {};
+  return {it->value.GetString(), it->value.GetStringLength()};
+}
+
+Value& EnsureObject(Value& parent, const char* name, Alloc& alloc) {
+  auto it = parent.FindMember(name);
+  if (it == parent.MemberEnd()) {
+    parent.AddMember(Value(name, alloc), Value(rapidjson::kObjectType), alloc);
+    return parent[name];
+  }
+  if (!it->value.IsObject()) it->value.SetObject();
+  return it->value;
+}
+
+void SetString(Value& obj, const char* name, std::string_view v, Alloc& alloc) {
+  Value value(v.data(), static_cast<rapidjson::SizeType>(v.size()), alloc);
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd()) {
+    obj.AddMember(Value(name, alloc), value, alloc);
+  } else {
+    it->value = value;
+  }
+}
+
+void SetMember(Value& obj, const char* name, Value v, Alloc& alloc) {
+  auto it = obj.FindMember(name);
+  if (it == obj.MemberEnd()) {
+    obj.AddMember(Value(name, alloc), v, alloc);
+  } else {
+    it->value = v;
+  }
+}
+
+void RemoveMember(Value& obj, const char* name) {
+  if (obj.IsObject()) obj.RemoveMember(name);
+}
+
+// Copies member `name` of `from` into `to` (or removes it from `to` when `from` lacks it).
+void CopyMember(const Value& from, Value& to, const char* name, Alloc& alloc) {
+  auto it = from.IsObject() ? from.FindMember(name) : from.MemberEnd();
+  if (!from.IsObject() || it == from.MemberEnd()) {
+    RemoveMember(to, name);
+    return;
+  }
+  SetMember(to, name, Value(it->value, alloc), alloc);
+}
+
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::mt19937_64& Rng() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng;
+}
+
+std::string NewUid() {
+  uint64_t hi = Rng()();
+  uint64_t lo = Rng()();
+  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return buf;
+}
+
+// The random suffix of generateName (upstream SimpleNameGenerator: 5 of these characters).
+std::string NameSuffix() {
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::string s(5, ' ');
+  for (char& c : s) c = kAlphabet[Rng()() % kAlphabet.size()];
+  return s;
+}
+
+// Upstream's pod QoS class from the containers' cpu and memory requests and limits.
+std::string_view QosClass(const Value& pod) {
+  auto spec = pod.FindMember("spec");
+  if (spec == pod.MemberEnd() || !spec->value.IsObject()) return "BestEffort";
+  bool any = false;
+  bool guaranteed = true;
+  for (const char* list : {"initContainers", "containers"}) {
+    auto it = spec->value.FindMember(list);
+    if (it == spec->value.MemberEnd() || !it->value.IsArray()) continue;
+    for (const Value& c : it->value.GetArray()) {
+      auto res = c.IsObject() ? c.FindMember("resources") : c.MemberEnd();
+      const Value* requests = nullptr;
+      const Value* limits = nullptr;
+      if (c.IsObject() && res != c.MemberEnd() && res->value.IsObject()) {
+        auto r = res->value.FindMember("requests");
+        auto l = res->value.FindMember("limits");
+        if (r != res->value.MemberEnd() && r->value.IsObject()) requests = &r->value;
+        if (l != res->value.MemberEnd() && l->value.IsObject()) limits = &l->value;
+      }
+      for (const char* name : {"cpu", "memory"}) {
+        const Value* req = requests && requests->HasMember(name) ? &(*requests)[name] : nullptr;
+        const Value* lim = limits && limits->HasMember(name) ? &(*limits)[name] : nullptr;
+        if (req || lim) any = true;
+        if (!lim) {
+          guaranteed = false;
+        } else if (req) {
+          Result<api::Quantity> rq = api::DecodeQuantity(*req);
+          Result<api::Quantity> lq = api::DecodeQuantity(*lim);
+          if (!rq || !lq || *rq != *lq) guaranteed = false;
+        }
+      }
+    }
+  }
+  if (!any) return "BestEffort";
+  return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+void AddNameErrors(FieldErrorList& errs, std::string_view field, std::string_view value,
+                   const std::vector<std::string>& messages) {
+  for (const std::string& m : messages) {
+    errs.push_back(FieldError::Invalid(std::string(field), GoQuote(value), m));
+  }
+}
+
+void ValidateMeta(const ResourceInfo& info, const api::ObjectMeta& meta, FieldErrorList& errs) {
+  if (meta.name.empty()) {
+    errs.push_back(FieldError::Required("metadata.name", "name or generateName is required"));
+  } else if (info.resource == Resource::kNamespaces) {
+    AddNameErrors(errs, "metadata.name", meta.name, IsDNS1123Label(meta.name));
+  } else {
+    AddNameErrors(errs, "metadata.name", meta.name, IsDNS1123Subdomain(meta.name));
+  }
+  for (const auto& [key, value] : meta.labels) {
+    AddNameErrors(errs, "metadata.labels", key, IsQualifiedName(key));
+    AddNameErrors(errs, "metadata.labels", value, IsValidLabelValue(value));
+  }
+  for (const auto& [key, value] : meta.annotations) {
+    std::vector<std::string> messages = IsQualifiedName(key);
+    for (std::string& m : messages) {
+      errs.push_back(FieldError::Invalid("metadata.annotations", GoQuote(key), std::move(m)));
+    }
+  }
+}
+
+void ValidateContainers(const Value& spec, FieldErrorList& errs) {
+  auto it = spec.FindMember("containers");
+  if (it == spec.MemberEnd() || !it->value.IsArray() || it->value.Empty()) {
+    errs.push_back(FieldError::Required("spec.containers"));
+  }
+  for (const char* list : {"initContainers", "containers"}) {
+    auto l = spec.FindMember(list);
+    if (l == spec.MemberEnd() || !l->value.IsArray()) continue;
+    std::vector<std::string_view> seen;
+    for (rapidjson::SizeType i = 0; i < l->value.Size(); ++i) {
+      const Value& c = l->value[i];
+      const std::string path = std::string("spec.") + list + "[" + std::to_string(i) + "]";
+      std::string_view name = StringMember(c, "name");
+      if (name.empty()) {
+        errs.push_back(FieldError::Required(path + ".name"));
+      } else {
+        AddNameErrors(errs, path + ".name", name, IsDNS1123Label(name));
+        for (std::string_view s : seen) {
+          if (s == name) errs.push_back(FieldError::Duplicate(path + ".name", GoQuote(name)));
+        }
+        seen.push_back(name);
+      }
+      if (StringMember(c, "image").empty()) errs.push_back(FieldError::Required(path + ".image"));
+    }
+  }
+}
+
+// The pod spec with the fields an update may change masked out (upstream ValidatePodUpdate).
+Value MaskedPodSpec(const Value& pod, Alloc& alloc) {
+  auto it = pod.FindMember("spec");
+  if (it == pod.MemberEnd()) return Value(rapidjson::kObjectType);
+  Value spec(it->value, alloc);
+  if (!spec.IsObject()) return spec;
+  for (const char* list : {"containers", "initContainers"}) {
+    auto l = spec.FindMember(list);
+    if (l == spec.MemberEnd() || !l->value.IsArray()) continue;
+    for (Value& c : l->value.GetArray()) {
+      if (c.IsObject()) c.RemoveMember("image");
+    }
+  }
+  for (const char* name :
+       {"tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds"}) {
+    spec.RemoveMember(name);
+  }
+  return spec;
+}
+
+constexpr std::string_view kPodUpdateForbidden =
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
+    "to 1 if it was previously negative)";
+
+FieldErrorList Validate(const ResourceInfo& info, const Value& doc, const TypedObject& typed,
+                        const Value* old_doc, const TypedObject* old_typed,
+                        const FeatureGates& gates) {
+  FieldErrorList errs;
+  if (const api::ObjectMeta* meta = MetaOf(typed)) ValidateMeta(info, *meta, errs);
+  switch (info.resource) {
+    case Resource::kNodes: {
+      const api::Node& node = std::get<api::Node>(typed);
+      FieldErrorList e = ValidateNodeTaints(node.spec.taints, "metadata.taints");
+      errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
+      break;
+    }
+    case Resource::kPods: {
+      const api::Pod& pod = std::get<api::Pod>(typed);
+      auto spec = doc.FindMember("spec");
+      if (spec == doc.MemberEnd() || !spec->value.IsObject()) {
+        errs.push_back(FieldError::Required("spec.containers"));
+        break;
+      }
+      if (old_typed != nullptr) {
+        const api::Pod& old = std::get<api::Pod>(*old_typed);
+        Document scratch;
+        if (MaskedPodSpec(doc, scratch.GetAllocator()) !=
+            MaskedPodSpec(*old_doc, scratch.GetAllocator())) {
+          errs.push_back(FieldError::Forbidden("spec", std::string(kPodUpdateForbidden)));
+          break;
+        }
+        FieldErrorList e =
+            ValidatePodTolerationsUpdate(old.spec.tolerations, pod.spec.tolerations, gates);
+        errs.insert(errs.end(), std::make_move_iterator(e.begin()),
+                    std::make_move_iterator(e.end()));
+        break;
+      }
+      ValidateContainers(spec->value, errs);
+      FieldErrorList e = ValidateTolerations(pod.spec.tolerations, "spec.tolerations",
+                                             AllowComparisonOperators(gates, {}));
+      errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
+      break;
+    }
+    case Resource::kDaemonSets: {
+      const api::DaemonSet& ds = std::get<api::DaemonSet>(typed);
+      if (!ds.selector) errs.push_back(FieldError::Required("spec.selector"));
+      FieldErrorList e =
+          ValidateTolerations(ds.template_.spec.tolerations, "spec.template.spec.tolerations",
+                              AllowComparisonOperators(gates, {}));
+      errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
+      break;
+    }
+    default:
+      break;
+  }
+  return errs;
+}
+
+// Checks kind and apiVersion against the resource and fills them in when absent.
+ApiResult<void> CheckTypeMeta(const ResourceInfo& info, Document& doc) {
+  if (!doc.IsObject())
+    return ApiErr(BadRequestError("the body of the request is not a JSON object"));
+  std::string_view kind = StringMember(doc, "kind");
+  std::string_view api_version = StringMember(doc, "apiVersion");
+  if (!api_version.empty() && api_version != info.api_version) {
+    return ApiErr(BadRequestError("the API version in the data (" + std::string(api_version) +
+                                  ") does not match the expected API version (" +
+                                  std::string(info.api_version) + ")"));
+  }
+  if (!kind.empty() && kind != info.kind) {
+    return ApiErr(BadRequestError(std::string(kind) + " in version \"" + std::string(info.version) +
+                                  "\" cannot be handled as a " + std::string(info.kind) +
+                                  ": the kind in the data does not match"));
+  }
+  SetString(doc, "kind", info.kind, doc.GetAllocator());
+  SetString(doc, "apiVersion", info.api_version, doc.GetAllocator());
+  Value& meta = EnsureObject(doc, "metadata", doc.GetAllocator());
+  (void)meta;
+  return {};
+}
+
+ApiResult<void> CheckNamespaceOfBody(const ResourceInfo& info, Document& doc,
+                                     std::string_view namespace_) {
+  Value& meta = doc["metadata"];
+  if (!info.namespaced) {
+    RemoveMember(meta, "namespace");
+    return {};
+  }
+  std::string_view body_ns = StringMember(meta, "namespace");
+  if (!body_ns.empty() && body_ns != namespace_) {
+    return ApiErr(BadRequestError(
+        "the namespace of the provided object does not match the namespace sent on the request"));
+  }
+  SetString(meta, "namespace", namespace_, doc.GetAllocator());
+  return {};
+}
+
+ApiError FromStoreError(const ResourceInfo& info, std::string_view name, const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kAlreadyExists:
+      return AlreadyExistsError(info, name);
+    case StatusCode::kConflict:
+      return ConflictError(info, name);
+    case StatusCode::kNotFound:
+      return NotFoundError(info, name);
+    default:
+      return FromStatus(s);
+  }
+}
+
+}  // namespace
+
+Registry::Registry(store::Store* store, Options options)
+    : store_(store), options_(std::move(options)) {
+  for (const ResourceInfo& info : AllResources()) {
+    caches_[static_cast<size_t>(info.resource)] = std::make_unique<WatchCache>(info, store_);
+  }
+}
+
+Registry::~Registry() { Stop(); }
+
+std::string Registry::NowRfc3339() const { return Rfc3339(options_.now()); }
+
+Status Registry::Start() {
+  for (auto& cache : caches_) KT_RETURN_IF_ERROR(cache->Start());
+  const ResourceInfo& ns_info = Info(Resource::kNamespaces);
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    if (store_->Get(ObjectKey(ns_info, "", name))) continue;
+    Document doc;
+    doc.Parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{}})");
+    SetString(doc["metadata"], "name", name, doc.GetAllocator());
+    std::promise<ApiResult<store::Bytes>> done;
+    Create(ns_info, "", std::move(doc), {},
+           [&](ApiResult<store::Bytes> r) { done.set_value(std::move(r)); });
+    ApiResult<store::Bytes> r = done.get_future().get();
+    if (!r && r.error().reason != "AlreadyExists") return r.error().ToStatus();
+  }
+  return Status::Ok();
+}
+
+void Registry::Stop() {
+  for (auto& cache : caches_) {
+    if (cache) cache->Stop();
+  }
+}
+
+void Registry::Sync(Resource r, std::function<void()> fn) {
+  cache(r).AfterRevision(store_->CurrentRevision(), std::move(fn));
+}
+
+ApiResult<void> Registry::CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
+                                         std::string_view name) {
+  if (!info.namespaced) return {};
+  ObjectPtr ns = cache(Resource::kNamespaces).Get("", namespace_);
+  if (!ns) return ApiErr(NewNamespaceNotFound(namespace_));
+  const api::Namespace* typed = ns->As<api::Namespace>();
+  if (typed && typed->phase == "Terminating") {
+    return ApiErr(NewNamespaceTerminating(info.group, info.plural, name, namespace_));
+  }
+  return {};
+}
+
+void Registry::Create(const ResourceInfo& info, std::string namespace_, Document body,
+                      WriteOptions options, WriteCallback done) {
+  auto shared = std::make_shared<Document>(std::move(body));
+  Sync(Resource::kNamespaces, [this, &info, ns = std::move(namespace_), shared, options,
+                               done = std::move(done)]() mutable {
+    Document& doc = *shared;
+    Alloc& alloc = doc.GetAllocator();
+    if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
+    if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
+    Value& meta = doc["metadata"];
+    if (StringMember(meta, "name").empty()) {
+      std::string_view generate = StringMember(meta, "generateName");
+      if (!generate.empty()) {
+        SetString(meta, "name", std::string(generate) + NameSuffix(), alloc);
+      }
+    }
+    if (auto r = CheckNamespace(info, ns, StringMember(meta, "name")); !r) {
+      return done(ApiErr(r.error()));
+    }
+    // What every create sets (upstream BeforeCreate and the strategies' PrepareForCreate).
+    RemoveMember(meta, "resourceVersion");
+    RemoveMember(meta, "deletionTimestamp");
+    RemoveMember(meta, "deletionGracePeriodSeconds");
+    RemoveMember(meta, "managedFields");
+    SetString(meta, "uid", NewUid(), alloc);
+    SetString(meta, "creationTimestamp", NowRfc3339(), alloc);
+    SetMember(meta, "generation", Value(int64_t{1}), alloc);
+    switch (info.resource) {
+      case Resource::kPods: {
+        Value status(rapidjson::kObjectType);
+        status.AddMember("phase", "Pending", alloc);
+        std::string_view qos = QosClass(doc);
+        status.AddMember("qosClass",
+                         Value(qos.data(), static_cast<rapidjson::SizeType>(qos.size())), alloc);
+        SetMember(doc, "status", std::move(status), alloc);
+        break;
+      }
+      case Resource::kNamespaces: {
+        Value& spec = EnsureObject(doc, "spec", alloc);
+        Value finalizers(rapidjson::kArrayType);
+        finalizers.PushBack("kubernetes", alloc);
+        SetMember(spec, "finalizers", std::move(finalizers), alloc);
+        Value& status = EnsureObject(doc, "status", alloc);
+        SetString(status, "phase", "Active", alloc);
+        break;
+      }
+      case Resource::kDaemonSets:
+        SetMember(doc, "status", Value(rapidjson::kObjectType), alloc);
+        break;
+      default:
+        break;
+    }
+    Result<TypedObject> typed = DecodeTyped(info.resource, doc);
+    if (!typed)
+      return done(ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
+                                         std::string(info.version) + "\" cannot be handled as a " +
+                                         std::string(info.kind) + ": " + typed.error().message())));
+    FieldErrorList errs = Validate(info, doc, *typed, nullptr, nullptr, options_.gates);
+    const std::string name(StringMember(meta, "name"));
+    if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
+    Write(info, nullptr, std::move(doc), options, std::move(done));
+  });
+}
+
+void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
+                     WriteOptions options, WriteCallback done) {
+  const std::string name(StringMember(next["metadata"], "name"));
+  const std::string namespace_(StringMember(next["metadata"], "namespace"));
+  std::string stored = EncodeForStorage(next);
+  if (options.dry_run) {
+    if (!current) return done(store::MakeBytes(std::move(stored)));
+    return done(store::MakeBytes(WithResourceVersion(stored, current->revision)));
+  }
+  auto bytes = store::MakeBytes(std::move(stored));
+  auto on_done = [&info, name, bytes, done = std::move(done)](Result<store::WriteResult> r) {
+    if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
+    done(store::MakeBytes(WithResourceVersion(*bytes, r->revision)));
+  };
+  std::string key = ObjectKey(info, namespace_, name);
+  if (current) {
+    store_->UpdateAsync(std::move(key), bytes, current->revision, std::move(on_done));
+  } else {
+    store_->CreateAsync(std::move(key), bytes, std::move(on_done));
+  }
+}
+
+void Registry::Update(const ResourceInfo& info, std::string namespace_, std::string name,
+                      Subresource sub, Document body, WriteOptions options, WriteCallback done) {
+  auto shared = std::make_shared<Document>(std::move(body));
+  Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, shared,
+                       options, done = std::move(done)]() mutable {
+    Document& doc = *shared;
+    if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
+    if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
+    Value& meta = doc["metadata"];
+    std::string_view body_name = StringMember(meta, "name");
+    if (body_name.empty()) {
+      SetString(meta, "name", name, doc.GetAllocator());
+    } else if (body_name != name) {
+      return done(ApiErr(BadRequestError("the name of the object (" + std::string(body_name) +
+                                         ") does not match the name on the URL (" + name + ")")));
+    }
+    ObjectPtr current = cache(info.resource).Get(ns, name);
+    if (!current) return done(ApiErr(NotFoundError(info, name)));
+    std::string_view rv = StringMember(meta, "resourceVersion");
+    if (rv.empty()) {
+      if (!info.unconditional_update) {
+        return done(ApiErr(InvalidError(info, name,
+                                        {FieldError::Invalid("metadata.resourceVersion", "0x0",
+                                                             "must be specified for an update")})));
+      }
+    } else if (rv != std::to_string(current->revision)) {
+      return done(ApiErr(ConflictError(info, name)));
+    }
+    UpdateFrom(info, std::move(current), sub, std::move(doc), options, std::move(done));
+  });
+}
+
+void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, Subresource sub,
+                          Document body, WriteOptions options, WriteCallback done) {
+  const std::string name = current->meta().name;
+  Result<Document> old = api::ParseJson(*current->json);
+  if (!old) return done(ApiErr(NewInternalError(old.error().message())));
+  Alloc& alloc = body.GetAllocator();
+  Document next;
+  if (sub == Subresource::kStatus) {
+    // The status subresource changes status only.
+    next.CopyFrom(*old, next.GetAllocator());
+    CopyMember(body, next, "status", next.GetAllocator());
+  } else {
+    next.Swap(body);
+    if (info.has_status) CopyMember(*old, next, "status", next.GetAllocator());
+  }
+  (void)alloc;
+  Alloc& nalloc = next.GetAllocator();
+  Value& meta = EnsureObject(next, "metadata", nalloc);
+  const Value& old_meta = (*old)["metadata"];
+  for (const char* field : {"uid", "creationTimestamp", "deletionTimestamp",
+                            "deletionGracePeriodSeconds", "generation", "namespace", "name"}) {
+    CopyMember(old_meta, meta, field, nalloc);
+  }
+  RemoveMember(meta, "managedFields");
+  SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
+  // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
+  if (next == *old) return done(current->json);
+  // The generation counts changes of anything but metadata and status.
+  bool spec_changed = false;
+  for (const auto& m : next.GetObject()) {
+    std::string_view n(m.name.GetString(), m.name.GetStringLength());
+    if (n == "metadata" || n == "status" || n == "kind" || n == "apiVersion") continue;
+    auto o = old->FindMember(m.name);
+    if (o == old->MemberEnd() || o->value != m.value) spec_changed = true;
+  }
+  for (const auto& m : old->GetObject()) {
+    if (!next.HasMember(m.name)) {
+      std::string_view n(m.name.GetString(), m.name.GetStringLength());
+      if (n != "metadata" && n != "status") spec_changed = true;
+    }
+  }
+  if (spec_changed) {
+    auto g = old_meta.FindMember("generation");
+    int64_t gen = g != old_meta.MemberEnd() && g->value.IsInt64() ? g->value.GetInt64() : 0;
+    SetMember(meta, "generation", Value(gen + 1), nalloc);
+  }
+  Result<TypedObject> typed = DecodeTyped(info.resource, next);
+  if (!typed) {
+    return done(ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
+                                       std::string(info.version) + "\" cannot be handled as a " +
+                                       std::string(info.kind) + ": " + typed.error().message())));
+  }
+  FieldErrorList errs = Validate(info, next, *typed, &*old, &current->typed, options_.gates);
+  if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
+  Write(info, std::move(current), std::move(next), options, std::move(done));
+}
+
+void Registry::Patch(const ResourceInfo& info, std::string namespace_, std::string name,
+                     Subresource sub, api::PatchType type, std::string patch, WriteOptions options,
+                     WriteCallback done) {
+  PatchAttempt(info, std::move(namespace_), std::move(name), sub, type,
+               std::make_shared<const std::string>(std::move(patch)), options, 0, std::move(done));
+}
+
+void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
+                            Subresource sub, api::PatchType type,
+                            std::shared_ptr<const std::string> patch, WriteOptions options,
+                            int attempt, WriteCallback done) {
+  Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, type,
+                       patch, options, attempt, done = std::move(done)]() mutable {
+    ObjectPtr current = cache(info.resource).Get(ns, name);
+    if (!current) return done(ApiErr(NotFoundError(info, name)));
+    Result<Document> doc = api::ParseJson(*current->json);
+    if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
+    Result<Document> patched = api::ApplyPatch(type, info.kind, *doc, *patch);
+    if (!patched) return done(ApiErr(patched.error()));
+    if (!patched->IsObject()) {
+      return done(ApiErr(BadRequestError("the patched object is not a JSON object")));
+    }
+    auto meta = patched->FindMember("metadata");
+    if (meta != patched->MemberEnd()) {
+      std::string_view rv = StringMember(meta->value, "resourceVersion");
+      if (!rv.empty() && rv != std::to_string(current->revision)) {
+        return done(ApiErr(ConflictError(info, name)));
+      }
+      std::string_view body_name = StringMember(meta->value, "name");
+      if (!body_name.empty() && body_name != name) {
+        return done(ApiErr(BadRequestError("the name of the object (" + std::string(body_name) +
+                                           ") does not match the name on the URL (" + name + ")")));
+      }
+    }
+    if (auto r = CheckTypeMeta(info, *patched); !r) return done(ApiErr(r.error()));
+    if (auto r = CheckNamespaceOfBody(info, *patched, ns); !r) return done(ApiErr(r.error()));
+    auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
+                  done](ApiResult<store::Bytes> r) mutable {
+      if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
+        return PatchAttempt(info, ns, name, sub, type, patch, options, attempt + 1,
+                            std::move(done));
+      }
+      done(std::move(r));
+    };
+    UpdateFrom(info, std::move(current), sub, std::move(*patched), options, std::move(retry));
+  });
+}
+
+void Registry::Delete(const ResourceInfo& info, std::string namespace_, std::string name,
+                      DeleteOptions options, WriteCallback done) {
+  DeleteAttempt(info, std::move(namespace_), std::move(name), std::move(options), 0,
+                std::move(done));
+}
+
+void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
+                             DeleteOptions options, int attempt, WriteCallback done) {
+  Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name),
+                       options = std::move(options), attempt, done = std::move(done)]() mutable {
+    ObjectPtr current = cache(info.resource).Get(ns, name);
+    if (!current) return done(ApiErr(NotFoundError(info, name)));
+    const api::ObjectMeta& meta = current->meta();
+    if (options.precondition_uid && *options.precondition_uid != meta.uid) {
+      return done(ApiErr(
+          ConflictError(info, name,
+                        "Precondition failed: UID in precondition: " + *options.precondition_uid +
+                            ", UID in object meta: " + meta.uid)));
+    }
+    if (options.precondition_resource_version &&
+        *options.precondition_resource_version != std::to_string(current->revision)) {
+      return done(ApiErr(ConflictError(
+          info, name,
+          "Precondition failed: ResourceVersion in precondition: " +
+              *options.precondition_resource_version +
+              ", ResourceVersion in object meta: " + std::to_string(current->revision))));
+    }
+    if (info.resource == Resource::kNamespaces &&
+        (name == "default" || name == "kube-system" || name == "kube-public")) {
+      return done(
+          ApiErr(NewForbidden("", "namespaces", name, "this namespace may not be deleted")));
+    }
+    if (options.dry_run) return done(current->json);
+    auto finish = [this, &info, ns, name, options, attempt, current,
+                   done = std::move(done)]() mutable {
+      store_->DeleteAsync(current->key, current->revision,
+                          [this, &info, ns, name, options, attempt, current,
+                           done = std::move(done)](Result<store::WriteResult> r) mutable {
+                            if (!r && r.error().code() == StatusCode::kConflict &&
+                                attempt + 1 < kMaxConflictRetries) {
+                              return DeleteAttempt(info, ns, name, options, attempt + 1,
+                                                   std::move(done));
+                            }
+                            if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
+                            done(current->json);
+                          });
+    };
+    if (info.resource == Resource::kNamespaces) {
+      DeleteNamespaceContents(name, std::move(finish));
+    } else {
+      finish();
+    }
+  });
+}
+
+void Registry::DeleteNamespaceContents(std::string namespace_, std::function<void()> then) {
+  std::vector<ObjectPtr> doomed;
+  for (const ResourceInfo& info : AllResources()) {
+    if (!info.namespaced) continue;
+    ObjectFilter filter;
+    filter.namespace_ = namespace_;
+    WatchCache::ListResult list = cache(info.resource).List(filter);
+    doomed.insert(doomed.end(), list.items.begin(), list.items.end());
+  }
+  if (doomed.empty()) return then();
+  auto remaining = std::make_shared<std::atomic<size_t>>(doomed.size());
+  auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
+  for (const ObjectPtr& obj : doomed) {
+    store_->DeleteAsync(obj->key, 0, [remaining, shared_then](Result<store::WriteResult>) {
+      if (remaining->fetch_sub(1) == 1) (*shared_then)();
+    });
+  }
+}
+
+void Registry::Bind(std::string namespace_, std::string name, Document binding,
+                    WriteOptions options, std::function<void(ApiResult<void>)> done) {
+  const ResourceInfo& info = Info(Resource::kPods);
+  auto shared = std::make_shared<Document>(std::move(binding));
+  Sync(Resource::kPods, [this, &info, ns = std::move(namespace_), name = std::move(name), shared,
+                         options, done = std::move(done)]() mutable {
+    const Document& b = *shared;
+    std::string_view target;
+    if (b.IsObject()) {
+      auto t = b.FindMember("target");
+      if (t != b.MemberEnd()) target = StringMember(t->value, "name");
+    }
+    if (target.empty()) {
+      return done(
+          ApiErr(InvalidError(Info(Resource::kPods), name, {FieldError::Required("target.name")})));
+    }
+    ObjectPtr current = cache(Resource::kPods).Get(ns, name);
+    if (!current) return done(ApiErr(NotFoundError(info, name)));
+    const api::Pod* pod = current->As<api::Pod>();
+    ResourceInfo binding_info = info;
+    binding_info.plural = "pods/binding";
+    if (current->meta().deletion_timestamp) {
+      return done(ApiErr(ConflictError(
+          binding_info, name, "pod " + name + " is being deleted, cannot be assigned to a host")));
+    }
+    if (pod && !pod->spec.node_name.empty()) {
+      return done(ApiErr(ConflictError(
+          binding_info, name,
+          "pod " + name + " is already assigned to node \"" + pod->spec.node_name + "\"")));
+    }
+    Result<Document> doc = api::ParseJson(*current->json);
+    if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
+    (void)api::SetNodeName(*doc, target);
+    api::Condition scheduled;
+    scheduled.type = "PodScheduled";
+    scheduled.status = "True";
+    scheduled.last_transition_time = NowRfc3339();
+    (void)api::SetPodCondition(*doc, scheduled);
+    RemoveMember((*doc)["metadata"], "resourceVersion");
+    Write(info, current, std::move(*doc), options,
+          [done = std::move(done)](ApiResult<store::Bytes> r) {
+            if (!r) return done(ApiErr(r.error()));
+            done({});
+          });
+  });
+}
+
+void Registry::Evict(std::string namespace_, std::string name, Document eviction,
+                     WriteOptions options, std::function<void(ApiResult<void>)> done) {
+  DeleteOptions del;
+  del.dry_run = options.dry_run;
+  if (eviction.IsObject()) {
+    auto opts = eviction.FindMember("deleteOptions");
+    if (opts != eviction.MemberEnd() && opts->value.IsObject()) {
+      auto pre = opts->value.FindMember("preconditions");
+      if (pre != opts->value.MemberEnd() && pre->value.IsObject()) {
+        if (pre->value.HasMember("uid"))
+          del.precondition_uid = std::string(StringMember(pre->value, "uid"));
+        if (pre->value.HasMember("resourceVersion")) {
+          del.precondition_resource_version =
+              std::string(StringMember(pre->value, "resourceVersion"));
+        }
+      }
+    }
+  }
+  Delete(Info(Resource::kPods), std::move(namespace_), std::move(name), std::move(del),
+         [done = std::move(done)](ApiResult<store::Bytes> r) {
+           if (!r) return done(ApiErr(r.error()));
+           done({});
+         });
+}
+
+}  // namespace kt::server

@@ -1,0 +1,116 @@
+// The registry: every write to the API goes through here — decoding, defaulting, validation
+// with upstream messages, the per-resource strategy (what a create sets, what an update may
+// change, status vs spec), and the revisioned store write. Reads come from the watch caches.
+//
+// Writes are asynchronous: the callback runs once the write is durable (on the store's
+// committer thread) or failed (possibly on the calling thread). It must not block.
+// Read-your-writes: Sync(resource, fn) runs fn once that resource's cache holds every write
+// acknowledged so far.
+//
+// Controllers, the scheduler and simulated kubelets use the same entry points as HTTP clients
+// (DESIGN.md), so behaviour is identical whoever writes.
+//
+// Thread safety: all methods are thread-safe.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <rapidjson/document.h>
+
+#include "api/patch.h"
+#include "core/feature_gates.h"
+#include "server/api_error.h"
+#include "server/resources.h"
+#include "server/watch_cache.h"
+#include "store/store.h"
+
+namespace kt::server {
+
+enum class Subresource : unsigned char { kNone, kStatus };
+
+struct WriteOptions {
+  bool dry_run = false;  // dryRun=All: validate and answer, persist nothing
+};
+
+struct DeleteOptions {
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  std::optional<int64_t> grace_period_seconds;
+  bool dry_run = false;
+};
+
+// Served JSON bytes of the object a write produced (or deleted).
+using WriteCallback = std::function<void(ApiResult<store::Bytes>)>;
+
+class Registry {
+ public:
+  struct Options {
+    FeatureGates gates;
+    // Wall clock for creationTimestamp and friends.
+    std::function<std::chrono::system_clock::time_point()> now = [] {
+      return std::chrono::system_clock::now();
+    };
+  };
+
+  Registry(store::Store* store, Options options);
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // Loads the caches and creates the default namespaces (default, kube-system, kube-public,
+  // kube-node-lease) if missing.
+  Status Start();
+  // Ends every watch; afterwards writes fail with kUnavailable.
+  void Stop();
+
+  WatchCache& cache(Resource r) { return *caches_[static_cast<size_t>(r)]; }
+  store::Store* store() { return store_; }
+  const Options& options() const { return options_; }
+
+  // Runs `fn` once the resource's cache holds every write acknowledged before this call.
+  void Sync(Resource r, std::function<void()> fn);
+
+  void Create(const ResourceInfo& info, std::string namespace_, rapidjson::Document body,
+              WriteOptions options, WriteCallback done);
+  // PUT. The body's name must match `name`.
+  void Update(const ResourceInfo& info, std::string namespace_, std::string name, Subresource sub,
+              rapidjson::Document body, WriteOptions options, WriteCallback done);
+  void Patch(const ResourceInfo& info, std::string namespace_, std::string name, Subresource sub,
+             api::PatchType type, std::string patch, WriteOptions options, WriteCallback done);
+  // Answers with the object's last state.
+  void Delete(const ResourceInfo& info, std::string namespace_, std::string name,
+              DeleteOptions options, WriteCallback done);
+  // pods/binding: sets spec.nodeName once (409 if already bound).
+  void Bind(std::string namespace_, std::string name, rapidjson::Document binding,
+            WriteOptions options, std::function<void(ApiResult<void>)> done);
+  // pods/eviction (policy/v1 Eviction): deletes the pod.
+  void Evict(std::string namespace_, std::string name, rapidjson::Document eviction,
+             WriteOptions options, std::function<void(ApiResult<void>)> done);
+
+ private:
+  struct Prepared;
+  void Write(const ResourceInfo& info, ObjectPtr current, rapidjson::Document next,
+             WriteOptions options, WriteCallback done);
+  void UpdateFrom(const ResourceInfo& info, ObjectPtr current, Subresource sub,
+                  rapidjson::Document body, WriteOptions options, WriteCallback done);
+  void PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
+                    Subresource sub, api::PatchType type, std::shared_ptr<const std::string> patch,
+                    WriteOptions options, int attempt, WriteCallback done);
+  void DeleteAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
+                     DeleteOptions options, int attempt, WriteCallback done);
+  void DeleteNamespaceContents(std::string namespace_, std::function<void()> then);
+  ApiResult<void> CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
+                                 std::string_view name);
+  std::string NowRfc3339() const;
+
+  store::Store* store_;
+  Options options_;
+  std::array<std::unique_ptr<WatchCache>, kResourceCount> caches_;
+};
+
+}  // namespace kt::server

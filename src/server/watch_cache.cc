@@ -1,0 +1,359 @@
+#include "server/watch_cache.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kt::server {
+
+namespace {
+
+// Below this many logged events the log is never trimmed by age, so that a quiet resource
+// still serves watches from old resourceVersions.
+constexpr size_t kMinEventsBeforeAgeTrim = 10'000;
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// `object` with its served bytes carrying `revision` instead of its own resourceVersion: the
+// form of DELETED events (upstream sends the last state at the deletion's resourceVersion).
+ObjectPtr AtRevision(const ObjectPtr& object, store::Revision revision) {
+  auto copy = std::make_shared<StoredObject>(*object);
+  const std::string& json = *object->json;
+  const std::string old_rv = "\"resourceVersion\":\"" + std::to_string(object->revision) + "\"";
+  size_t pos = json.find(old_rv);
+  std::string out;
+  if (pos != std::string::npos && pos < 512) {
+    out.reserve(json.size() + 8);
+    out.append(json, 0, pos);
+    out.append("\"resourceVersion\":\"").append(std::to_string(revision)).append("\"");
+    out.append(json, pos + old_rv.size(), std::string::npos);
+  } else {
+    out = json;  // not in the served format; keep the bytes rather than fail the event
+  }
+  copy->json = store::MakeBytes(std::move(out));
+  copy->revision = revision;
+  copy->typed = object->typed;
+  return copy;
+}
+
+}  // namespace
+
+std::string_view WatchEventTypeName(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+  }
+  return "";
+}
+
+bool ObjectFilter::Matches(const StoredObject& object) const {
+  const api::ObjectMeta& meta = object.meta();
+  if (!namespace_.empty() && meta.namespace_ != namespace_) return false;
+  if (!labels.Matches(meta.labels)) return false;
+  return fields.Matches([&](api::fields::Field f) { return object.Field(f); });
+}
+
+class WatchCache::Handle : public WatchHandle {
+ public:
+  Handle(WatchCache* cache, uint64_t id) : cache_(cache), id_(id) {}
+  ~Handle() override {
+    if (cache_) cache_->RemoveWatcher(id_);
+  }
+
+ private:
+  WatchCache* cache_;
+  uint64_t id_;
+};
+
+WatchCache::WatchCache(const ResourceInfo& info, store::Store* store, Options options)
+    : info_(info), store_(store), options_(options) {}
+
+WatchCache::~WatchCache() { Stop(); }
+
+Status WatchCache::LoadLocked() {
+  Result<store::RangeResponse> range = store_->Range(store::RangeRequest::Prefix(info_.key_prefix));
+  if (!range) return range.error();
+  objects_.clear();
+  by_node_.clear();
+  log_.clear();
+  for (store::KeyValue& kv : range->kvs) {
+    Result<ObjectPtr> obj =
+        MakeStoredObject(info_, kv.key, *kv.value, kv.mod_revision, kv.create_revision);
+    if (!obj) {
+      return obj.error().WithPrefix("loading " + kv.key + " from the store: ");
+    }
+    IndexLocked(*obj, true);
+    objects_.emplace_hint(objects_.end(), std::move(kv.key), std::move(*obj));
+  }
+  revision_ = range->revision;
+  log_floor_ = revision_;
+  return Status::Ok();
+}
+
+Status WatchCache::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    KT_RETURN_IF_ERROR(LoadLocked());
+  }
+  store::WatchRequest request = store::WatchRequest::Prefix(info_.key_prefix, revision() + 1);
+  request.progress_notify = true;
+  Result<std::unique_ptr<store::Watcher>> watch =
+      store_->Watch(request, [this](store::WatchResponse r) { OnStoreResponse(std::move(r)); });
+  if (!watch) return watch.error();
+  store_watch_ = std::move(*watch);
+  return Status::Ok();
+}
+
+void WatchCache::Stop() {
+  store_watch_.reset();  // no callback runs after this
+  std::vector<Watcher> watchers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    watchers.swap(watchers_);
+    waiters_.clear();
+  }
+  for (Watcher& w : watchers) w.sink->OnEnd(Status(StatusCode::kUnavailable, "server stopping"));
+}
+
+store::Revision WatchCache::revision() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return revision_;
+}
+
+void WatchCache::AfterRevision(store::Revision revision, std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (revision_ < revision && !stopped_) {
+      waiters_.emplace(revision, std::move(fn));
+      return;
+    }
+  }
+  fn();
+}
+
+void WatchCache::IndexLocked(const ObjectPtr& object, bool add) {
+  const api::Pod* pod = object->As<api::Pod>();
+  if (pod == nullptr || pod->spec.node_name.empty()) return;
+  if (add) {
+    by_node_[pod->spec.node_name].insert(object->key);
+    return;
+  }
+  auto it = by_node_.find(pod->spec.node_name);
+  if (it == by_node_.end()) return;
+  it->second.erase(object->key);
+  if (it->second.empty()) by_node_.erase(it);
+}
+
+void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied) {
+  const auto now = std::chrono::steady_clock::now();
+  auto it = objects_.find(e.key);
+  ObjectPtr prev = it == objects_.end() ? nullptr : it->second;
+  if (e.type == store::Event::Type::kDelete) {
+    if (!prev) return;
+    IndexLocked(prev, false);
+    objects_.erase(it);
+    applied.push_back(
+        {WatchEventType::kDeleted, e.mod_revision, AtRevision(prev, e.mod_revision), prev, now});
+    return;
+  }
+  Result<ObjectPtr> obj = MakeStoredObject(info_, e.key, e.value ? *e.value : std::string(),
+                                           e.mod_revision, e.create_revision);
+  if (!obj) {
+    // Everything written went through validation; an undecodable value is a bug. Keep serving.
+    std::fprintf(stderr, "watch cache %s: skipping undecodable %s at revision %lld: %s\n",
+                 std::string(info_.plural).c_str(), e.key.c_str(),
+                 static_cast<long long>(e.mod_revision), obj.error().message().c_str());
+    return;
+  }
+  if (prev) {
+    IndexLocked(prev, false);
+    it->second = *obj;
+  } else {
+    objects_.emplace(e.key, *obj);
+  }
+  IndexLocked(*obj, true);
+  applied.push_back({prev ? WatchEventType::kModified : WatchEventType::kAdded, e.mod_revision,
+                     std::move(*obj), std::move(prev), now});
+}
+
+bool WatchCache::Deliver(const Event& e, Watcher& w) {
+  if (e.revision <= w.from) return true;
+  const bool cur = e.type != WatchEventType::kDeleted && w.filter.Matches(*e.object);
+  const bool old = e.prev != nullptr && w.filter.Matches(*e.prev);
+  if (cur && !old) return w.sink->OnEvent(WatchEventType::kAdded, e.object);
+  if (cur && old) return w.sink->OnEvent(WatchEventType::kModified, e.object);
+  if (old) {
+    ObjectPtr gone = e.type == WatchEventType::kDeleted ? e.object : AtRevision(e.prev, e.revision);
+    return w.sink->OnEvent(WatchEventType::kDeleted, gone);
+  }
+  return true;
+}
+
+void WatchCache::TrimLogLocked() {
+  const auto cutoff = std::chrono::steady_clock::now() - options_.min_event_age;
+  while (!log_.empty() && (log_.size() > options_.max_events ||
+                           (log_.size() > kMinEventsBeforeAgeTrim && log_.front().at < cutoff))) {
+    log_floor_ = log_.front().revision;
+    log_.pop_front();
+  }
+}
+
+void WatchCache::OnStoreResponse(store::WatchResponse response) {
+  if (!response.status.ok()) {
+    std::vector<Watcher> ended;
+    Status end = response.status;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+      ended.swap(watchers_);
+      if (response.status.code() == StatusCode::kGone) {
+        // Fell behind the store's compaction: reload; watchers relist.
+        Status s = LoadLocked();
+        if (!s.ok()) std::fprintf(stderr, "watch cache reload: %s\n", s.message().c_str());
+      }
+    }
+    for (Watcher& w : ended) w.sink->OnEnd(end);
+    if (response.status.code() == StatusCode::kGone) {
+      store::WatchRequest request = store::WatchRequest::Prefix(info_.key_prefix, revision() + 1);
+      request.progress_notify = true;
+      auto watch =
+          store_->Watch(request, [this](store::WatchResponse r) { OnStoreResponse(std::move(r)); });
+      if (watch) store_watch_ = std::move(*watch);
+    }
+    return;
+  }
+  std::vector<std::function<void()>> ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    std::vector<Event> applied;
+    applied.reserve(response.events.size());
+    for (const store::Event& e : response.events) ApplyLocked(e, applied);
+    for (Event& e : applied) {
+      for (size_t i = 0; i < watchers_.size();) {
+        if (Deliver(e, watchers_[i])) {
+          ++i;
+        } else {
+          watchers_[i] = std::move(watchers_.back());
+          watchers_.pop_back();
+        }
+      }
+      log_.push_back(std::move(e));
+    }
+    revision_ = std::max(revision_, response.revision);
+    for (Watcher& w : watchers_) {
+      w.from = std::max(w.from, revision_);
+      w.sink->OnProgress(revision_);
+    }
+    TrimLogLocked();
+    auto end = waiters_.upper_bound(revision_);
+    for (auto it = waiters_.begin(); it != end; ++it) ready.push_back(std::move(it->second));
+    waiters_.erase(waiters_.begin(), end);
+  }
+  for (auto& fn : ready) fn();
+}
+
+ObjectPtr WatchCache::Get(std::string_view namespace_, std::string_view name) const {
+  const std::string key = ObjectKey(info_, namespace_, name);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = objects_.find(key);
+  return it == objects_.end() ? nullptr : it->second;
+}
+
+size_t WatchCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return objects_.size();
+}
+
+WatchCache::ListResult WatchCache::List(const ObjectFilter& filter, std::string_view after_key,
+                                        int64_t limit) const {
+  ListResult result;
+  std::lock_guard<std::mutex> lock(mu_);
+  result.revision = revision_;
+  // Returns false once the page is full.
+  auto take = [&](const ObjectPtr& obj) {
+    if (!after_key.empty() && obj->key <= after_key) return true;
+    if (!filter.Matches(*obj)) return true;
+    if (limit > 0 && static_cast<int64_t>(result.items.size()) == limit) {
+      result.last_key = result.items.back()->key;
+      return false;
+    }
+    result.items.push_back(obj);
+    return true;
+  };
+  using api::fields::Field;
+  if (auto node = filter.fields.RequiresExactMatch(Field::kSpecNodeName);
+      node && info_.resource == Resource::kPods) {
+    auto it = by_node_.find(*node);
+    if (it == by_node_.end()) return result;
+    for (const std::string& key : it->second) {
+      auto obj = objects_.find(key);
+      if (obj != objects_.end() && !take(obj->second)) break;
+    }
+    return result;
+  }
+  if (auto name = filter.fields.RequiresExactMatch(Field::kMetadataName);
+      name && (!info_.namespaced || !filter.namespace_.empty())) {
+    auto it = objects_.find(ObjectKey(info_, filter.namespace_, *name));
+    if (it != objects_.end()) take(it->second);
+    return result;
+  }
+  const std::string prefix = NamespacePrefix(info_, filter.namespace_);
+  auto it = after_key.empty() || after_key < prefix ? objects_.lower_bound(prefix)
+                                                    : objects_.upper_bound(after_key);
+  for (; it != objects_.end() && StartsWith(it->first, prefix); ++it) {
+    if (!take(it->second)) break;
+  }
+  return result;
+}
+
+Result<std::unique_ptr<WatchCache::WatchHandle>> WatchCache::StartWatch(
+    store::Revision resource_version, ObjectFilter filter, std::shared_ptr<WatchSink> sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return Err(Status(StatusCode::kUnavailable, "server stopping"));
+  Watcher w{next_watcher_id_++, std::move(filter), std::move(sink), 0};
+  if (resource_version == 0) {
+    const std::string prefix = NamespacePrefix(info_, w.filter.namespace_);
+    for (auto it = objects_.lower_bound(prefix);
+         it != objects_.end() && StartsWith(it->first, prefix); ++it) {
+      if (w.filter.Matches(*it->second) && !w.sink->OnEvent(WatchEventType::kAdded, it->second)) {
+        return std::unique_ptr<WatchHandle>(std::make_unique<Handle>(nullptr, 0));
+      }
+    }
+    w.from = revision_;
+  } else {
+    if (resource_version < log_floor_) {
+      return Err(Status(StatusCode::kGone,
+                        "too old resource version: " + std::to_string(resource_version) + " (" +
+                            std::to_string(log_floor_) + ")"));
+    }
+    w.from = resource_version;
+    for (const Event& e : log_) {
+      if (!Deliver(e, w)) return std::unique_ptr<WatchHandle>(std::make_unique<Handle>(nullptr, 0));
+    }
+    w.from = std::max(resource_version, revision_);
+  }
+  const uint64_t id = w.id;
+  watchers_.push_back(std::move(w));
+  return std::unique_ptr<WatchHandle>(std::make_unique<Handle>(this, id));
+}
+
+void WatchCache::RemoveWatcher(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < watchers_.size(); ++i) {
+    if (watchers_[i].id == id) {
+      watchers_[i] = std::move(watchers_.back());
+      watchers_.pop_back();
+      return;
+    }
+  }
+}
+
+}  // namespace kt::server

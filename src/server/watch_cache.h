@@ -1,0 +1,158 @@
+// The watch cache: one per resource, in front of the store (DESIGN.md). It holds every current
+// object (decoded once, bytes shared), indexes by namespace (key order) and, for pods, by
+// spec.nodeName, and a log of recent events, so that GET, LIST and WATCH are served from memory
+// and each event is encoded once for every watcher.
+//
+// It is fed by one store watch. Reads that must observe a write (read-your-writes) first wait
+// for the cache to reach the store's revision (AfterRevision).
+//
+// Watches: a watch starts from a resourceVersion. 0 replays the current objects as synthetic
+// ADDED events; N > 0 replays logged events after N, or fails with kGone ("too old resource
+// version") when the log no longer reaches back to N. Events are filtered per watcher by
+// namespace, label and field selector, with the upstream transitions: an object that starts
+// matching arrives as ADDED, one that stops matching as DELETED.
+//
+// Thread safety: all methods are thread-safe. Sink callbacks run with the cache's lock held, in
+// revision order, on the store's watch thread (or the caller of StartWatch for the replay):
+// they must only queue work and must not call back into the cache.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/selector.h"
+#include "core/status.h"
+#include "server/object.h"
+#include "server/resources.h"
+#include "store/store.h"
+
+namespace kt::server {
+
+enum class WatchEventType : unsigned char { kAdded, kModified, kDeleted };
+std::string_view WatchEventTypeName(WatchEventType type);  // "ADDED", ...
+
+// Which objects a list or watch wants.
+struct ObjectFilter {
+  std::string namespace_;  // "" = all namespaces
+  api::labels::Selector labels;
+  api::fields::Selector fields;
+
+  bool Matches(const StoredObject& object) const;
+};
+
+// Receives a watch's events. See the header comment for where and how it is called.
+class WatchSink {
+ public:
+  virtual ~WatchSink() = default;
+  // One event; return false to end the watch (client gone or too slow).
+  virtual bool OnEvent(WatchEventType type, const ObjectPtr& object) = 0;
+  // The cache has applied every write up to `revision` (a bookmark opportunity).
+  virtual void OnProgress(store::Revision revision) = 0;
+  // The cache ended the watch (kGone: the watcher must relist; kUnavailable: shutting down).
+  virtual void OnEnd(Status status) = 0;
+};
+
+class WatchCache {
+ public:
+  struct Options {
+    // Events are kept at least this long (upstream keeps 75 s)...
+    std::chrono::seconds min_event_age{75};
+    // ...and at most this many, beyond which the oldest go.
+    size_t max_events = 1'000'000;
+  };
+
+  WatchCache(const ResourceInfo& info, store::Store* store, Options options);
+  WatchCache(const ResourceInfo& info, store::Store* store) : WatchCache(info, store, Options()) {}
+  ~WatchCache();
+  WatchCache(const WatchCache&) = delete;
+  WatchCache& operator=(const WatchCache&) = delete;
+
+  // Loads the resource from the store and starts following it.
+  Status Start();
+  // Ends every watch with kUnavailable and stops following the store.
+  void Stop();
+
+  const ResourceInfo& info() const { return info_; }
+  // Every write up to this revision is in the cache.
+  store::Revision revision() const;
+  // Runs `fn` once the cache has applied every write up to `revision`: at once (on this thread)
+  // if it has, else on the store's watch thread. `fn` must not block.
+  void AfterRevision(store::Revision revision, std::function<void()> fn);
+
+  ObjectPtr Get(std::string_view namespace_, std::string_view name) const;
+
+  struct ListResult {
+    std::vector<ObjectPtr> items;  // in key order
+    store::Revision revision = 0;
+    std::string last_key;  // set when `limit` cut the list short
+  };
+  // Objects matching `filter` in key order, strictly after `after_key` (for paging), at most
+  // `limit` (0 = all).
+  ListResult List(const ObjectFilter& filter, std::string_view after_key = {},
+                  int64_t limit = 0) const;
+  size_t size() const;
+
+  // Starts a watch of the changes after `resource_version` (0 = current objects first).
+  // kGone when the log no longer reaches back that far. Destroying the handle ends the watch.
+  class WatchHandle {
+   public:
+    virtual ~WatchHandle() = default;
+  };
+  Result<std::unique_ptr<WatchHandle>> StartWatch(store::Revision resource_version,
+                                                  ObjectFilter filter,
+                                                  std::shared_ptr<WatchSink> sink);
+
+ private:
+  struct Event {
+    WatchEventType type;
+    store::Revision revision;
+    ObjectPtr object;  // the new state; for kDeleted the last state at the deletion's revision
+    ObjectPtr prev;    // the state before, or null
+    std::chrono::steady_clock::time_point at;
+  };
+  struct Watcher {
+    uint64_t id;
+    ObjectFilter filter;
+    std::shared_ptr<WatchSink> sink;
+    store::Revision from;  // deliver only events after this
+  };
+  class Handle;
+
+  void OnStoreResponse(store::WatchResponse response);
+  void ApplyLocked(const store::Event& e, std::vector<Event>& applied);
+  void IndexLocked(const ObjectPtr& object, bool add);
+  // Delivers `e` to `w`; false if the watcher must go.
+  static bool Deliver(const Event& e, Watcher& w);
+  void TrimLogLocked();
+  void RemoveWatcher(uint64_t id);
+  Status LoadLocked();
+
+  const ResourceInfo& info_;
+  store::Store* store_;
+  Options options_;
+
+  mutable std::mutex mu_;
+  store::Revision revision_ = 0;                           // guarded by mu_
+  std::map<std::string, ObjectPtr, std::less<>> objects_;  // by key; guarded by mu_
+  // spec.nodeName -> keys of the pods bound there (pods only); guarded by mu_
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_node_;
+  std::deque<Event> log_;  // guarded by mu_
+  // The oldest revision a watch may start from: events after it are all in the log.
+  store::Revision log_floor_ = 0;                                  // guarded by mu_
+  std::vector<Watcher> watchers_;                                  // guarded by mu_
+  uint64_t next_watcher_id_ = 1;                                   // guarded by mu_
+  std::multimap<store::Revision, std::function<void()>> waiters_;  // guarded by mu_
+  bool stopped_ = false;                                           // guarded by mu_
+
+  std::unique_ptr<store::Watcher> store_watch_;
+};
+
+}  // namespace kt::server

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   libboost-dev rapidjson-dev libyaml-cpp-dev libcli11-dev libexpected-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3
 )
 if [ "${KUBETAINT_WITH_KUBECTL:-0}" = 1 ] && ! command -v kubectl >/dev/null 2>&1; then
   packages+=(kubernetes-client)

@@ -140,7 +140,9 @@ Status PathError(const Path& p, std::string_view message) {
   return BadRequest(std::move(m));
 }
 
-std::string_view TypeName(const Value& v) {
+}  // namespace
+
+std::string_view JsonTypeName(const rapidjson::Value& v) {
   switch (v.GetType()) {
     case rapidjson::kNullType:
       return "null";
@@ -159,11 +161,13 @@ std::string_view TypeName(const Value& v) {
   return "unknown";
 }
 
+namespace {
+
 Status TypeError(const Path& p, std::string_view expected, const Value& got) {
   std::string m = "expected ";
   m += expected;
   m += ", got ";
-  m += TypeName(got);
+  m += JsonTypeName(got);
   return PathError(p, m);
 }
 
@@ -1215,7 +1219,7 @@ Status NotObject(std::string_view path, const Value& v) {
   std::string m(path);
   if (!m.empty()) m += ": ";
   m += "expected object, got ";
-  m += TypeName(v);
+  m += JsonTypeName(v);
   return BadRequest(std::move(m));
 }
 
@@ -1349,7 +1353,7 @@ Status SetCondition(rapidjson::Document& doc, const Condition& c, ConditionKind 
     conditions = FindMember(*status, "conditions");
   } else if (!conditions->IsArray()) {
     std::string m = "status.conditions: expected array, got ";
-    m += TypeName(*conditions);
+    m += JsonTypeName(*conditions);
     return BadRequest(std::move(m));
   }
   for (auto& element : conditions->GetArray()) {
@@ -1426,7 +1430,7 @@ Result<Quantity> DecodeQuantity(const Value& v) {
   }
   if (v.IsNull()) return Quantity();
   std::string m = "expected quantity (string or number), got ";
-  m += TypeName(v);
+  m += JsonTypeName(v);
   return Err(BadRequest(std::move(m)));
 }
 

@@ -46,6 +46,10 @@ namespace kt::api {
 // (writer, deep copy, comparison) safe on small thread stacks.
 inline constexpr int kMaxJsonDepth = 1000;
 
+// The JSON type of a value as Go names it in decode errors: "null", "boolean", "number",
+// "string", "array", "object".
+std::string_view JsonTypeName(const rapidjson::Value& value);
+
 // --- Parsing ---------------------------------------------------------------------------------
 
 // Parses one JSON value (the whole input, surrounding whitespace allowed). UTF-8 is validated.

@@ -641,15 +641,6 @@ Status Identify(Manifest* m) {
   return Status();
 }
 
-std::string_view JsonTypeName(const Value& v) {
-  if (v.IsNull()) return "null";
-  if (v.IsBool()) return "boolean";
-  if (v.IsNumber()) return "number";
-  if (v.IsString()) return "string";
-  if (v.IsArray()) return "array";
-  return "object";
-}
-
 // Adds the object of one document (expanding Lists) to `out`.
 Status AddDocument(rapidjson::Document doc, std::string_view source, int document,
                    std::vector<Manifest>* out) {

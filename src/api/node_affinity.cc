@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/strings.h"
 #include "core/validation.h"
 
 namespace kt::api {
@@ -9,15 +10,6 @@ namespace kt::api {
 namespace {
 
 constexpr std::string_view kFieldMetadataName = "metadata.name";
-
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += sep;
-    out += parts[i];
-  }
-  return out;
-}
 
 std::string Quote(std::string_view s) { return kt::GoQuote(s); }
 
@@ -36,26 +28,6 @@ std::string QuoteList(const std::vector<std::string>& values) {
 std::string InvalidError(const std::string& path, const std::string& value_repr,
                          std::string_view detail) {
   return path + ": Invalid value: " + value_repr + ": " + std::string(detail);
-}
-
-// Go strconv.ParseInt(s, 10, 64).
-bool ParseInt10(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  bool neg = false;
-  if (s[0] == '+' || s[0] == '-') {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-    if (s.empty()) return false;
-  }
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    if (v > (uint64_t{1} << 63) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (neg ? v > (uint64_t{1} << 63) : v > static_cast<uint64_t>(INT64_MAX)) return false;
-  *out = neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
-  return true;
 }
 
 // prefix + "[i]" (built by appending: GCC 12 warns falsely on `"[" + std::string`).
@@ -144,7 +116,7 @@ ParsedNodeSelectorTerm::ParsedNodeSelectorTerm(const NodeSelectorTerm& term,
                            "for 'Gt', 'Lt' operators, exactly one value is required"));
         }
         for (const auto& v : r.values) {
-          if (!ParseInt10(v, &bound)) {
+          if (!ParseDecimalInt64(v, &bound)) {
             errors_.push_back(
                 InvalidError(values_path(), QuoteList(r.values),
                              "for 'Gt', 'Lt' operators, the value must be an integer"));
@@ -202,7 +174,7 @@ bool ParsedNodeSelectorTerm::Match(const Node& node) const {
       case Op::kGt:
       case Op::kLt: {
         int64_t v = 0;
-        ok = value != nullptr && ParseInt10(*value, &v) &&
+        ok = value != nullptr && ParseDecimalInt64(*value, &v) &&
              (lr.op == Op::kGt ? v > lr.bound : v < lr.bound);
         break;
       }

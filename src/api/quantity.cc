@@ -1,4 +1,5 @@
 #include "api/quantity.h"
+#include "core/strings.h"
 
 #include <algorithm>
 #include <charconv>
@@ -77,31 +78,6 @@ void AppendUint128(Uint128 n, std::string* out) {
 
 bool MulOverflow(Uint128 a, Uint128 b, Uint128* out) { return __builtin_mul_overflow(a, b, out); }
 
-// Go strconv.ParseInt(s, 10, 64) syntax: optional sign, then one or more decimal digits.
-bool ParseExponent(std::string_view s, int64_t* out) {
-  if (s.empty()) return false;
-  bool neg = false;
-  if (s[0] == '+' || s[0] == '-') {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return false;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (!IsDigit(c)) return false;
-    if (v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (neg) {
-    if (v > uint64_t{1} << 63) return false;
-    *out = static_cast<int64_t>(0 - v);
-  } else {
-    if (v > static_cast<uint64_t>(INT64_MAX)) return false;
-    *out = static_cast<int64_t>(v);
-  }
-  return true;
-}
-
 // Interprets a suffix (upstream quantitySuffixer.interpret): the base-10 or base-2 exponent and
 // the format it implies.
 bool InterpretSuffix(std::string_view s, int64_t* exp10, int* exp2, Quantity::Format* format) {
@@ -136,7 +112,7 @@ bool InterpretSuffix(std::string_view s, int64_t* exp10, int* exp2, Quantity::Fo
   }
   if (s[0] == 'e' || s[0] == 'E') {
     *format = Quantity::Format::kDecimalExponent;
-    return ParseExponent(s.substr(1), exp10);
+    return ParseDecimalInt64(s.substr(1), exp10);
   }
   return false;
 }

@@ -6,6 +6,7 @@
 
 #include <rapidjson/document.h>
 
+#include "core/strings.h"
 #include "core/validation.h"
 
 namespace kt::api {
@@ -36,15 +37,6 @@ std::optional<int64_t> ParseGoInt64(std::string_view s) {
   }
   if (magnitude > kMaxPositive) return std::nullopt;
   return static_cast<int64_t>(magnitude);
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += sep;
-    out += parts[i];
-  }
-  return out;
 }
 
 }  // namespace

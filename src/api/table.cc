@@ -8,6 +8,7 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/writer.h>
 
+#include "api/string_output.h"
 #include "core/validation.h"
 
 namespace kt::api {
@@ -15,28 +16,6 @@ namespace kt::api {
 namespace {
 
 // --- Output ----------------------------------------------------------------------------------
-
-// A RapidJSON output stream that appends to a std::string, so rows go straight into the
-// response body without an intermediate StringBuffer copy.
-class StringOutput {
- public:
-  using Ch = char;
-  explicit StringOutput(std::string* s) : s_(s) {}
-  void Put(char c) { s_->push_back(c); }
-  void Flush() {}
-  std::string* str() { return s_; }
-
- private:
-  std::string* s_;
-};
-
-// Found by argument-dependent lookup from inside rapidjson::Writer: lets the writer reserve once
-// per string instead of growing the buffer one character at a time.
-inline void PutReserve(StringOutput& stream, size_t count) {
-  std::string* s = stream.str();
-  if (s->capacity() - s->size() < count) s->reserve(std::max(s->size() + count, s->size() * 2));
-}
-inline void PutUnsafe(StringOutput& stream, char c) { stream.Put(c); }
 
 using JsonWriter = rapidjson::Writer<StringOutput>;
 

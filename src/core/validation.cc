@@ -1,4 +1,5 @@
 #include "core/validation.h"
+#include "core/strings.h"
 
 #include <cstdint>
 #include <optional>
@@ -144,15 +145,6 @@ bool MatchesDNS1123Subdomain(std::string_view s) {
     if (dot == std::string_view::npos) return true;
     s.remove_prefix(dot + 1);
   }
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out.append(sep);
-    out.append(parts[i]);
-  }
-  return out;
 }
 
 // Go's strconv.ParseInt(s, 10, 64): nullopt when it parses, else the error text

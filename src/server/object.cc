@@ -6,24 +6,13 @@
 #include <rapidjson/writer.h>
 
 #include "api/codec.h"
+#include "api/string_output.h"
 
 namespace kt::server {
 
 namespace {
 
 constexpr std::string_view kMetadataOpen = "\"metadata\":{";
-
-// A writer into a std::string, without the StringBuffer copy.
-class StringOut {
- public:
-  using Ch = char;
-  explicit StringOut(std::string* s) : s_(s) {}
-  void Put(char c) { s_->push_back(c); }
-  void Flush() {}
-
- private:
-  std::string* s_;
-};
 
 }  // namespace
 
@@ -67,8 +56,8 @@ std::string WithResourceVersion(std::string_view stored, store::Revision revisio
 std::string EncodeForStorage(const rapidjson::Value& object) {
   std::string out;
   out.reserve(1024);
-  StringOut os(&out);
-  rapidjson::Writer<StringOut> w(os);
+  api::StringOutput os(&out);
+  rapidjson::Writer<api::StringOutput> w(os);
   w.StartObject();
   for (const char* name : {"kind", "apiVersion"}) {
     auto it = object.FindMember(name);

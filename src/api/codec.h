@@ -57,6 +57,10 @@ std::string_view JsonTypeName(const rapidjson::Value& value);
 // member".
 Result<rapidjson::Document> ParseJson(std::string_view bytes);
 
+// ParseJson for bytes this process produced or already validated (stored objects): the same
+// result, without re-validating UTF-8.
+Result<rapidjson::Document> ParseTrustedJson(std::string_view bytes);
+
 // Parses the JSON value that starts at `bytes` and stops after it, setting *consumed to the
 // number of bytes read (for streams of concatenated values). Offsets in errors are reported
 // relative to `bytes` plus `base_offset`.

@@ -3,11 +3,13 @@
 #include <signal.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <mutex>
 
 #include "api/codec.h"
 #include "core/version.h"
@@ -39,35 +41,54 @@ std::string Rfc3339Now() {
 std::string DemoNode(int i) {
   const std::string name = "node" + std::to_string(i);
   const std::string now = Rfc3339Now();
-  const std::string resources = R"({"cpu":"4","ephemeral-storage":"100Gi","memory":"16Gi","pods":"110"})";
-  std::string n = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-                  R"(","labels":{"kubernetes.io/arch":"amd64","kubernetes.io/hostname":")" + name +
-                  R"(","kubernetes.io/os":"linux"}},"spec":{},"status":{"capacity":)" + resources +
-                  R"(,"allocatable":)" + resources +
-                  R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady",)"
-                  R"("message":"kubelet is posting ready status","lastHeartbeatTime":")" + now +
-                  R"(","lastTransitionTime":")" + now +
-                  R"("}],"addresses":[{"type":"InternalIP","address":"192.0.2.)" +
-                  std::to_string(i % 250 + 1) + R"("},{"type":"Hostname","address":")" + name +
-                  R"("}],"nodeInfo":{"architecture":"amd64","containerRuntimeVersion":"kubetaint://)" +
-                  std::string(KubetaintVersion()) + R"(","kernelVersion":"simulated",)"
-                  R"("kubeletVersion":")" + GitVersion() +
-                  R"(","operatingSystem":"linux","osImage":"kubetaint simulated node"}}})";
+  const std::string resources =
+      R"({"cpu":"4","ephemeral-storage":"100Gi","memory":"16Gi","pods":"110"})";
+  std::string n =
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+      R"(","labels":{"kubernetes.io/arch":"amd64","kubernetes.io/hostname":")" + name +
+      R"(","kubernetes.io/os":"linux"}},"spec":{},"status":{"capacity":)" + resources +
+      R"(,"allocatable":)" + resources +
+      R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady",)"
+      R"("message":"kubelet is posting ready status","lastHeartbeatTime":")" +
+      now + R"(","lastTransitionTime":")" + now +
+      R"("}],"addresses":[{"type":"InternalIP","address":"192.0.2.)" + std::to_string(i % 250 + 1) +
+      R"("},{"type":"Hostname","address":")" + name +
+      R"("}],"nodeInfo":{"architecture":"amd64","containerRuntimeVersion":"kubetaint://)" +
+      std::string(KubetaintVersion()) +
+      R"(","kernelVersion":"simulated",)"
+      R"("kubeletVersion":")" +
+      GitVersion() + R"(","operatingSystem":"linux","osImage":"kubetaint simulated node"}}})";
   return n;
 }
 
+// Creates node1..nodeN that do not exist yet. The creates are issued together so that the store
+// commits them in a few group commits rather than one sync each.
 Status CreateDemoNodes(server::Registry& registry, int count) {
   const server::ResourceInfo& info = server::Info(server::Resource::kNodes);
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    int pending = 0;
+    Status first_error;
+  } state;
   for (int i = 1; i <= count; ++i) {
     Result<rapidjson::Document> doc = api::ParseJson(DemoNode(i));
     if (!doc) return doc.error();
-    std::promise<server::ApiResult<store::Bytes>> done;
-    registry.Create(info, "", std::move(*doc), {},
-                    [&](server::ApiResult<store::Bytes> r) { done.set_value(std::move(r)); });
-    server::ApiResult<store::Bytes> r = done.get_future().get();
-    if (!r && r.error().reason != "AlreadyExists") return r.error().ToStatus();
+    {
+      std::lock_guard<std::mutex> lock(state.mu);
+      ++state.pending;
+    }
+    registry.Create(info, "", std::move(*doc), {}, [&state](server::ApiResult<store::Bytes> r) {
+      std::lock_guard<std::mutex> lock(state.mu);
+      if (!r && r.error().reason != "AlreadyExists" && state.first_error.ok()) {
+        state.first_error = r.error().ToStatus();
+      }
+      if (--state.pending == 0) state.cv.notify_all();
+    });
   }
-  return Status::Ok();
+  std::unique_lock<std::mutex> lock(state.mu);
+  state.cv.wait(lock, [&] { return state.pending == 0; });
+  return state.first_error;
 }
 
 Status WriteKubeconfig(const std::string& path, const std::string& url) {
@@ -132,10 +153,12 @@ int RunServe(const ServeOptions& options) {
     store = std::move(*opened);
   }
 
+  const auto store_ready = std::chrono::steady_clock::now();
   server::Registry::Options registry_options;
   registry_options.gates = options.gates;
   server::Registry registry(store.get(), registry_options);
   if (Status s = registry.Start(); !s.ok()) return Fail(s.message());
+  const auto caches_ready = std::chrono::steady_clock::now();
   if (Status s = CreateDemoNodes(registry, options.nodes); !s.ok()) {
     return Fail("creating demo nodes: " + s.message());
   }
@@ -158,15 +181,19 @@ int RunServe(const ServeOptions& options) {
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
   const std::string url = "http://" + host + ":" + std::to_string((*http)->port());
-  const std::string kubeconfig = options.kubeconfig.empty()
-                                     ? (std::filesystem::path(options.data_dir) / "kubeconfig").string()
-                                     : options.kubeconfig;
+  const std::string kubeconfig =
+      options.kubeconfig.empty() ? (std::filesystem::path(options.data_dir) / "kubeconfig").string()
+                                 : options.kubeconfig;
   if (Status s = WriteKubeconfig(kubeconfig, url); !s.ok()) return Fail(s.message());
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              start).count();
-  std::printf("kubetaint serving on %s (kubeconfig %s, %zu nodes, %zu pods, ready in %.0f ms)\n",
-              url.c_str(), kubeconfig.c_str(), registry.cache(server::Resource::kNodes).size(),
-              registry.cache(server::Resource::kPods).size(), ms);
+  auto ms = [](auto from, auto to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  };
+  std::printf(
+      "kubetaint serving on %s (kubeconfig %s, %zu nodes, %zu pods, ready in %.0f ms: store %.0f "
+      "ms, caches %.0f ms)\n",
+      url.c_str(), kubeconfig.c_str(), registry.cache(server::Resource::kNodes).size(),
+      registry.cache(server::Resource::kPods).size(), ms(start, std::chrono::steady_clock::now()),
+      ms(start, store_ready), ms(store_ready, caches_ready));
   std::fflush(stdout);
 
   sigset_t set;

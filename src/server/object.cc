@@ -132,7 +132,7 @@ Result<ObjectPtr> MakeStoredObject(const ResourceInfo& info, std::string key,
   obj->revision = revision;
   obj->create_revision = create_revision;
   obj->key = std::move(key);
-  Result<rapidjson::Document> doc = api::ParseJson(*obj->json);
+  Result<rapidjson::Document> doc = api::ParseTrustedJson(*obj->json);
   if (!doc) return Err(doc.error());
   if (!doc->IsObject()) return Err(BadRequest("stored object is not a JSON object"));
   Result<TypedObject> typed = DecodeTyped(info.resource, *doc);

@@ -204,9 +204,15 @@ std::string QuoteChar(unsigned char c) {
 
 // Go encoding/json's wording for a syntax error at `offset` of `text`.
 std::string GoSyntaxError(rapidjson::ParseErrorCode code, size_t offset, std::string_view text) {
-  if (code == rapidjson::kParseErrorDocumentEmpty || offset >= text.size()) {
-    return "unexpected end of JSON input";
+  if (code == rapidjson::kParseErrorDocumentEmpty) {
+    // RapidJSON also says "empty" for a document that starts with a stray character ("}");
+    // Go names that character.
+    offset = text.find_first_not_of(" \t\r\n");
+    if (offset == std::string_view::npos) return "unexpected end of JSON input";
+    return "invalid character " + QuoteChar(static_cast<unsigned char>(text[offset])) +
+           " looking for beginning of value";
   }
+  if (offset >= text.size()) return "unexpected end of JSON input";
   std::string c = QuoteChar(static_cast<unsigned char>(text[offset]));
   if (code == rapidjson::kParseErrorValueInvalid) {
     // RapidJSON stops inside a bad literal; Go reports its first wrong letter.
@@ -1850,6 +1856,15 @@ Result<rapidjson::Document> ApplyStrategicMergePatch(std::string_view kind,
     return Err(ToStatus(*s, cause));
   }
   return std::move(ws.result);
+}
+
+std::string GoJsonSyntaxError(std::string_view text) {
+  Document doc;
+  constexpr unsigned kFlags = rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+  doc.Parse<kFlags>(text.data(), text.size());
+  if (!doc.HasParseError()) return {};
+  return GoSyntaxError(doc.GetParseError(), doc.GetErrorOffset(), text);
 }
 
 }  // namespace kt::api

@@ -82,6 +82,10 @@ Result<rapidjson::Document> ApplyStrategicMergePatch(std::string_view kind,
                                                      std::string* cause = nullptr);
 
 // Whether ApplyStrategicMergePatch knows `kind`.
+// Go encoding/json's error for malformed `text` ("invalid character '}' looking for beginning of
+// value", "unexpected end of JSON input"); "" when `text` is valid JSON.
+std::string GoJsonSyntaxError(std::string_view text);
+
 bool SupportsStrategicMergePatch(std::string_view kind);
 
 // RFC 7386 MergePatch(target, patch) on DOM values of any type: `patch` is consumed (moved from)

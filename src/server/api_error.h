@@ -18,7 +18,9 @@ namespace kt::server {
 using ApiError = StatusError;
 template <class T>
 using ApiResult = tl::expected<T, ApiError>;
-inline tl::unexpected<ApiError> ApiErr(ApiError e) { return tl::unexpected<ApiError>(std::move(e)); }
+inline tl::unexpected<ApiError> ApiErr(ApiError e) {
+  return tl::unexpected<ApiError>(std::move(e));
+}
 inline tl::unexpected<ApiError> ApiErr(const Status& s) { return ApiErr(FromStatus(s)); }
 
 inline ApiError NotFoundError(const ResourceInfo& info, std::string_view name) {

@@ -10,6 +10,7 @@
 
 #include "api/codec.h"
 #include "api/manifest.h"
+#include "api/patch.h"
 #include "api/protobuf.h"
 #include "api/selector.h"
 #include "api/table.h"
@@ -147,7 +148,9 @@ void RespondBytes(HttpResponder& responder, int code, const store::Bytes& json) 
   responder.Respond(code, kJson, json);
 }
 
-bool WantsTable(std::string_view accept) { return accept.find("as=Table") != std::string_view::npos; }
+bool WantsTable(std::string_view accept) {
+  return accept.find("as=Table") != std::string_view::npos;
+}
 
 std::string_view TableApiVersion(std::string_view accept) {
   // Only a client that asked for v1beta1 alone gets it.
@@ -162,13 +165,20 @@ std::string_view TableApiVersion(std::string_view accept) {
 
 api::TableKind TableKindOf(Resource r) {
   switch (r) {
-    case Resource::kNamespaces: return api::TableKind::kNamespace;
-    case Resource::kNodes: return api::TableKind::kNode;
-    case Resource::kPods: return api::TableKind::kPod;
-    case Resource::kEvents: return api::TableKind::kEvent;
-    case Resource::kLeases: return api::TableKind::kLease;
-    case Resource::kPriorityClasses: return api::TableKind::kPriorityClass;
-    case Resource::kDaemonSets: return api::TableKind::kDaemonSet;
+    case Resource::kNamespaces:
+      return api::TableKind::kNamespace;
+    case Resource::kNodes:
+      return api::TableKind::kNode;
+    case Resource::kPods:
+      return api::TableKind::kPod;
+    case Resource::kEvents:
+      return api::TableKind::kEvent;
+    case Resource::kLeases:
+      return api::TableKind::kLease;
+    case Resource::kPriorityClasses:
+      return api::TableKind::kPriorityClass;
+    case Resource::kDaemonSets:
+      return api::TableKind::kDaemonSet;
   }
   return api::TableKind::kPod;
 }
@@ -191,25 +201,79 @@ std::string MediaType(std::string_view content_type) {
   return out;
 }
 
-// Decodes a request body by its Content-Type into a JSON document.
-ApiResult<Document> DecodeBody(std::string_view content_type, std::string_view body) {
+// The start of a request body for error messages (upstream summarizeData).
+std::string SummarizeBody(std::string_view body) {
+  constexpr size_t kMax = 30;
+  if (body.empty()) return "<empty>";
+  const bool binary = std::any_of(body.begin(), body.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\r' && c != '\t';
+  });
+  if (binary) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (size_t i = 0; i < std::min(body.size(), kMax); ++i) {
+      const auto b = static_cast<unsigned char>(body[i]);
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 15]);
+    }
+    return body.size() > kMax ? out + " ..." : out;
+  }
+  if (body.size() > kMax) return std::string(body.substr(0, kMax)) + " ...";
+  return std::string(body);
+}
+
+// Upstream transformDecodeError, for a body whose kind could not even be read.
+ApiError Unrecognized(std::string_view kind, std::string_view err, std::string_view body) {
+  std::string m = "the object provided is unrecognized (must be of type ";
+  m.append(kind).append("): ").append(err).append(" (").append(SummarizeBody(body)).append(")");
+  return BadRequestError(m);
+}
+
+// Go's error for decoding a non-object into the struct the JSON serializer finds the kind with.
+std::string NotAnObjectError(const rapidjson::Value& v) {
+  std::string_view type = v.IsArray()    ? "array"
+                          : v.IsString() ? "string"
+                          : v.IsBool()   ? "bool"
+                                         : "number";
+  std::string m = "couldn't get version/kind; json parse error: json: cannot unmarshal ";
+  m.append(type).append(
+      " into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+      "Kind string \"json:\\\"kind,omitempty\\\"\" }");
+  return m;
+}
+
+// Decodes a request body by its Content-Type into a JSON object; `kind` names the expected type
+// in errors.
+ApiResult<Document> DecodeBody(std::string_view kind, std::string_view content_type,
+                               std::string_view body) {
   const std::string media = MediaType(content_type);
+  Result<Document> doc;
   if (media == "application/vnd.kubernetes.protobuf") {
-    Result<Document> doc = api::DecodeProtobufBody(body);
-    if (!doc) return ApiErr(FromStatus(doc.error()));
-    return std::move(*doc);
+    doc = api::DecodeProtobufBody(body);
+    if (!doc) {
+      if (doc.error().code() == StatusCode::kUnsupportedMediaType) return ApiErr(doc.error());
+      return ApiErr(Unrecognized(kind, doc.error().message(), body));
+    }
+  } else if (media == "application/yaml") {
+    doc = api::YamlToJson(body);
+    if (!doc) return ApiErr(Unrecognized(kind, doc.error().message(), body));
+  } else if (media == "application/json" || media.empty()) {
+    doc = api::ParseJson(body);
+    if (!doc) {
+      std::string err = api::GoJsonSyntaxError(body);
+      if (err.empty()) err = doc.error().message();  // valid JSON rejected for depth or encoding
+      return ApiErr(
+          Unrecognized(kind, "couldn't get version/kind; json parse error: " + err, body));
+    }
+  } else {
+    return ApiErr(NewUnsupportedMediaType(kBodyMediaTypes));
   }
-  if (media == "application/yaml") {
-    Result<Document> doc = api::YamlToJson(body);
-    if (!doc) return ApiErr(BadRequestError(doc.error().message()));
-    return std::move(*doc);
+  if (!doc->IsObject()) {
+    if (doc->IsNull())
+      return ApiErr(Unrecognized(kind, "Object 'Kind' is missing in 'null'", body));
+    return ApiErr(Unrecognized(kind, NotAnObjectError(*doc), body));
   }
-  if (media == "application/json" || media.empty()) {
-    Result<Document> doc = api::ParseJson(body);
-    if (!doc) return ApiErr(BadRequestError(doc.error().message()));
-    return std::move(*doc);
-  }
-  return ApiErr(NewUnsupportedMediaType(kBodyMediaTypes));
+  return std::move(*doc);
 }
 
 std::string StringOf(const rapidjson::Value& v) {
@@ -223,7 +287,7 @@ ApiResult<DeleteOptions> ParseDeleteOptions(std::string_view content_type, std::
                                             const Query& query) {
   DeleteOptions o;
   if (!body.empty()) {
-    ApiResult<Document> doc = DecodeBody(content_type, body);
+    ApiResult<Document> doc = DecodeBody("DeleteOptions", content_type, body);
     if (!doc) return ApiErr(doc.error());
     if (doc->IsObject()) {
       auto g = doc->FindMember("gracePeriodSeconds");
@@ -231,7 +295,8 @@ ApiResult<DeleteOptions> ParseDeleteOptions(std::string_view content_type, std::
       auto p = doc->FindMember("preconditions");
       if (p != doc->MemberEnd() && p->value.IsObject()) {
         auto uid = p->value.FindMember("uid");
-        if (uid != p->value.MemberEnd() && uid->value.IsString()) o.precondition_uid = StringOf(uid->value);
+        if (uid != p->value.MemberEnd() && uid->value.IsString())
+          o.precondition_uid = StringOf(uid->value);
         auto rv = p->value.FindMember("resourceVersion");
         if (rv != p->value.MemberEnd() && rv->value.IsString()) {
           o.precondition_resource_version = StringOf(rv->value);
@@ -263,9 +328,12 @@ const Body& EventPrefix(WatchEventType type) {
   static const Body modified = MakeBody(R"({"type":"MODIFIED","object":)");
   static const Body deleted = MakeBody(R"({"type":"DELETED","object":)");
   switch (type) {
-    case WatchEventType::kAdded: return added;
-    case WatchEventType::kModified: return modified;
-    case WatchEventType::kDeleted: return deleted;
+    case WatchEventType::kAdded:
+      return added;
+    case WatchEventType::kModified:
+      return modified;
+    case WatchEventType::kDeleted:
+      return deleted;
   }
   return added;
 }
@@ -359,6 +427,12 @@ struct ApiServer::Request {
   bool watch = false;
 
   void Fail(const ApiError& e) { RespondError(*responder, e); }
+  // The type a request body must be, for decode errors.
+  std::string_view BodyKind() const {
+    if (subresource == "binding") return "Binding";
+    if (subresource == "eviction") return "Eviction";
+    return info->kind;
+  }
 };
 
 ApiServer::ApiServer(Registry* registry, const DiscoveryOptions& discovery)
@@ -422,6 +496,7 @@ void ApiServer::Handle(HttpRequest request, std::shared_ptr<HttpResponder> respo
 void ApiServer::HandleResource(const std::shared_ptr<Request>& r) {
   const std::string& method = r->http.method;
   if (!r->subresource.empty() && r->subresource != "status") return Subresource(r);
+  if (r->subresource == "status" && !r->info->has_status) return r->Fail(NotFoundResource());
   if (method == "GET" || method == "HEAD") {
     if (r->name.empty()) return r->watch ? Watch(r) : List(r);
     if (r->watch) return r->Fail(MethodNotAllowed());
@@ -476,15 +551,19 @@ void ApiServer::List(const std::shared_ptr<Request>& r) {
     if (!ParseInt64(*l, limit) || limit < 0) limit = 0;
   }
   std::string after;
+  int64_t token_rv = 0;
   if (const std::string* c = r->query.Find("continue"); c && !c->empty()) {
     std::string raw;
     Result<Document> token = api::ParseJson(UnBase64Url(*c, raw) ? raw : std::string());
     if (!token || !token->IsObject() || !token->HasMember("start") ||
-        !(*token)["start"].IsString()) {
-      return r->Fail(BadRequestError("continue key is not valid: incorrect encoded start "
-                                     "resourceVersion (version meta.k8s.io/v1)"));
+        !(*token)["start"].IsString() || !token->HasMember("rv") || !(*token)["rv"].IsInt64() ||
+        (*token)["rv"].GetInt64() <= 0) {
+      return r->Fail(
+          BadRequestError("continue key is not valid: incorrect encoded start "
+                          "resourceVersion (version meta.k8s.io/v1)"));
     }
     after = StringOf((*token)["start"]);
+    token_rv = (*token)["rv"].GetInt64();
   }
   const bool table = WantsTable(r->http.Header("Accept"));
   const std::string_view table_version = TableApiVersion(r->http.Header("Accept"));
@@ -496,9 +575,23 @@ void ApiServer::List(const std::shared_ptr<Request>& r) {
   }
   auto shared_filter = std::make_shared<ObjectFilter>(std::move(*filter));
   registry_->Sync(r->info->resource, [this, r, shared_filter, limit, after = std::move(after),
-                                      table, table_version, include] {
-    WatchCache::ListResult list =
-        registry_->cache(r->info->resource).List(*shared_filter, after, limit);
+                                      token_rv, table, table_version, include] {
+    WatchCache& cache = registry_->cache(r->info->resource);
+    WatchCache::ListResult list;
+    if (token_rv > 0) {
+      Result<WatchCache::ListResult> at = cache.ListAt(token_rv, *shared_filter, after, limit);
+      if (!at) {
+        if (at.error().code() == StatusCode::kGone) {
+          return r->Fail(NewResourceExpired(
+              "The provided continue parameter is too old to display a consistent list result. "
+              "You can start a new list without the continue parameter."));
+        }
+        return r->Fail(FromStatus(at.error()));
+      }
+      list = std::move(*at);
+    } else {
+      list = cache.List(*shared_filter, after, limit);
+    }
     const std::string rv = std::to_string(list.revision);
     std::string token;
     if (!list.last_key.empty()) {
@@ -580,35 +673,36 @@ void ApiServer::Watch(const std::shared_ptr<Request>& r) {
   }
   const bool bookmarks = r->query.Flag("allowWatchBookmarks");
   auto shared_filter = std::make_shared<ObjectFilter>(std::move(*filter));
-  registry_->Sync(r->info->resource, [this, r, shared_filter, rv, timeout, table, include,
-                                      bookmarks, accept] {
-    std::shared_ptr<HttpStream> stream = r->responder->StartStream(
-        200, table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : kJson);
-    auto sink = std::make_shared<WatchStream>(*r->info, stream, table, TableApiVersion(accept),
-                                              include, bookmarks);
-    auto watch = registry_->cache(r->info->resource).StartWatch(rv, *shared_filter, sink);
-    if (!watch) {
-      sink->WriteError(FromStatus(watch.error()));
-      stream->Close();
-      return;
-    }
-    auto handle = std::make_shared<std::unique_ptr<WatchCache::WatchHandle>>(std::move(*watch));
-    uint64_t timer = 0;
-    if (timeout > 0) {
-      std::weak_ptr<HttpStream> weak = stream;
-      timer = timers_.After(std::chrono::seconds(timeout), [weak] {
-        if (auto s = weak.lock()) s->Close();
+  registry_->Sync(
+      r->info->resource, [this, r, shared_filter, rv, timeout, table, include, bookmarks, accept] {
+        std::shared_ptr<HttpStream> stream = r->responder->StartStream(
+            200, table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : kJson);
+        auto sink = std::make_shared<WatchStream>(*r->info, stream, table, TableApiVersion(accept),
+                                                  include, bookmarks);
+        auto watch = registry_->cache(r->info->resource).StartWatch(rv, *shared_filter, sink);
+        if (!watch) {
+          sink->WriteError(FromStatus(watch.error()));
+          stream->Close();
+          return;
+        }
+        auto handle = std::make_shared<std::unique_ptr<WatchCache::WatchHandle>>(std::move(*watch));
+        uint64_t timer = 0;
+        if (timeout > 0) {
+          std::weak_ptr<HttpStream> weak = stream;
+          timer = timers_.After(std::chrono::seconds(timeout), [weak] {
+            if (auto s = weak.lock()) s->Close();
+          });
+        }
+        stream->OnClose([this, handle, timer] {
+          handle->reset();
+          if (timer) timers_.Cancel(timer);
+        });
       });
-    }
-    stream->OnClose([this, handle, timer] {
-      handle->reset();
-      if (timer) timers_.Cancel(timer);
-    });
-  });
 }
 
 void ApiServer::Create(const std::shared_ptr<Request>& r) {
-  ApiResult<Document> body = DecodeBody(r->http.Header("Content-Type"), r->http.body);
+  ApiResult<Document> body =
+      DecodeBody(r->BodyKind(), r->http.Header("Content-Type"), r->http.body);
   if (!body) return r->Fail(body.error());
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
@@ -620,7 +714,8 @@ void ApiServer::Create(const std::shared_ptr<Request>& r) {
 }
 
 void ApiServer::Update(const std::shared_ptr<Request>& r) {
-  ApiResult<Document> body = DecodeBody(r->http.Header("Content-Type"), r->http.body);
+  ApiResult<Document> body =
+      DecodeBody(r->BodyKind(), r->http.Header("Content-Type"), r->http.body);
   if (!body) return r->Fail(body.error());
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
@@ -669,7 +764,9 @@ void ApiServer::Delete(const std::shared_ptr<Request>& r) {
 }
 
 void ApiServer::DeleteCollection(const std::shared_ptr<Request>& r) {
-  if (r->info->resource != Resource::kPods && r->info->resource != Resource::kEvents) {
+  // Namespaced collections are deleted one namespace at a time, as upstream routes them.
+  if (r->info->resource == Resource::kNamespaces ||
+      (r->info->namespaced && r->namespace_.empty()) || !r->subresource.empty()) {
     return r->Fail(MethodNotAllowed());
   }
   ApiResult<ObjectFilter> filter = ParseFilter(*r->info, r->namespace_, r->query);
@@ -755,8 +852,8 @@ bool ApiServer::ServeStatic(const HttpRequest& request, HttpResponder& responder
     RespondError(responder, NotFoundResource());
     return true;
   }
-  for (HealthEndpoint endpoint : {HealthEndpoint::kHealthz, HealthEndpoint::kLivez,
-                                  HealthEndpoint::kReadyz}) {
+  for (HealthEndpoint endpoint :
+       {HealthEndpoint::kHealthz, HealthEndpoint::kLivez, HealthEndpoint::kReadyz}) {
     const std::string_view name = HealthEndpointName(endpoint);
     if (segs.empty() || segs[0] != name) continue;
     std::vector<HealthCheck> checks;
@@ -791,7 +888,8 @@ void ApiServer::Subresource(const std::shared_ptr<Request>& r) {
     return r->Fail(NotFoundResource());
   }
   if (r->http.method != "POST") return r->Fail(MethodNotAllowed());
-  ApiResult<Document> body = DecodeBody(r->http.Header("Content-Type"), r->http.body);
+  ApiResult<Document> body =
+      DecodeBody(r->BodyKind(), r->http.Header("Content-Type"), r->http.body);
   if (!body) return r->Fail(body.error());
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";

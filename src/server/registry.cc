@@ -17,7 +17,9 @@ using rapidjson::Document;
 using rapidjson::Value;
 using Alloc = Document::AllocatorType;
 
-constexpr int kMaxConflictRetries = 5;
+// A patch or delete without a resourceVersion precondition is re-applied to the latest object
+// until it lands, as upstream's GuaranteedUpdate does; this bounds it against livelock.
+constexpr int kMaxConflictRetries = 64;
 
 std::string_view StringMember(const Value& obj, const char* name) {
   if (!obj.IsObject()) return {};
@@ -449,7 +451,12 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
   const std::string namespace_(StringMember(next["metadata"], "namespace"));
   std::string stored = EncodeForStorage(next);
   if (options.dry_run) {
-    if (!current) return done(store::MakeBytes(std::move(stored)));
+    if (!current) {
+      // A dry run answers what the write would: AlreadyExists included.
+      if (cache(info.resource).Get(namespace_, name))
+        return done(ApiErr(AlreadyExistsError(info, name)));
+      return done(store::MakeBytes(std::move(stored)));
+    }
     return done(store::MakeBytes(WithResourceVersion(stored, current->revision)));
   }
   auto bytes = store::MakeBytes(std::move(stored));
@@ -557,18 +564,70 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, Subresour
 void Registry::Patch(const ResourceInfo& info, std::string namespace_, std::string name,
                      Subresource sub, api::PatchType type, std::string patch, WriteOptions options,
                      WriteCallback done) {
-  PatchAttempt(info, std::move(namespace_), std::move(name), sub, type,
-               std::make_shared<const std::string>(std::move(patch)), options, 0, std::move(done));
+  std::string key = ObjectKey(info, namespace_, name);
+  auto shared_patch = std::make_shared<const std::string>(std::move(patch));
+  Serialized(key, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, type,
+                   shared_patch, options,
+                   done = std::move(done)](std::function<void()> release) mutable {
+    PatchAttempt(
+        info, std::move(ns), std::move(name), sub, type, shared_patch, options, 0, 0,
+        [release = std::move(release), done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+          release();
+          done(std::move(r));
+        });
+  });
+}
+
+void Registry::Serialized(const std::string& key, std::function<void(std::function<void()>)> job) {
+  {
+    std::lock_guard<std::mutex> lock(keys_mu_);
+    auto& queue = key_queues_[key];
+    queue.push_back(std::move(job));
+    if (queue.size() > 1) return;  // runs when the jobs before it release
+  }
+  // The front job stays in the queue while it runs; only this thread runs it.
+  std::function<void(std::function<void()>)> first;
+  {
+    std::lock_guard<std::mutex> lock(keys_mu_);
+    first = key_queues_[key].front();
+  }
+  first([this, key] { ReleaseKey(key); });
+}
+
+void Registry::ReleaseKey(const std::string& key) {
+  std::function<void(std::function<void()>)> next;
+  {
+    std::lock_guard<std::mutex> lock(keys_mu_);
+    auto it = key_queues_.find(key);
+    if (it == key_queues_.end()) return;
+    it->second.pop_front();
+    if (it->second.empty()) {
+      key_queues_.erase(it);
+      return;
+    }
+    next = it->second.front();
+  }
+  next([this, key] { ReleaseKey(key); });
 }
 
 void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
                             Subresource sub, api::PatchType type,
                             std::shared_ptr<const std::string> patch, WriteOptions options,
-                            int attempt, WriteCallback done) {
+                            int attempt, store::Revision stale, WriteCallback done) {
   Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, type,
-                       patch, options, attempt, done = std::move(done)]() mutable {
+                       patch, options, attempt, stale, done = std::move(done)]() mutable {
     ObjectPtr current = cache(info.resource).Get(ns, name);
     if (!current) return done(ApiErr(NotFoundError(info, name)));
+    if (current->revision == stale) {
+      // The write that beat us is not in the cache yet: wait for the cache to move on.
+      return cache(info.resource)
+          .AfterRevision(
+              cache(info.resource).revision() + 1,
+              [this, &info, ns, name, sub, type, patch, options, attempt, stale, done]() mutable {
+                PatchAttempt(info, ns, name, sub, type, patch, options, attempt, stale,
+                             std::move(done));
+              });
+    }
     Result<Document> doc = api::ParseJson(*current->json);
     if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
     Result<Document> patched = api::ApplyPatch(type, info.kind, *doc, *patch);
@@ -591,9 +650,9 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
     if (auto r = CheckTypeMeta(info, *patched); !r) return done(ApiErr(r.error()));
     if (auto r = CheckNamespaceOfBody(info, *patched, ns); !r) return done(ApiErr(r.error()));
     auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
-                  done](ApiResult<store::Bytes> r) mutable {
+                  read = current->revision, done](ApiResult<store::Bytes> r) mutable {
       if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
-        return PatchAttempt(info, ns, name, sub, type, patch, options, attempt + 1,
+        return PatchAttempt(info, ns, name, sub, type, patch, options, attempt + 1, read,
                             std::move(done));
       }
       done(std::move(r));
@@ -604,16 +663,26 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
 
 void Registry::Delete(const ResourceInfo& info, std::string namespace_, std::string name,
                       DeleteOptions options, WriteCallback done) {
-  DeleteAttempt(info, std::move(namespace_), std::move(name), std::move(options), 0,
+  DeleteAttempt(info, std::move(namespace_), std::move(name), std::move(options), 0, 0,
                 std::move(done));
 }
 
 void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
-                             DeleteOptions options, int attempt, WriteCallback done) {
+                             DeleteOptions options, int attempt, store::Revision stale,
+                             WriteCallback done) {
   Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name),
-                       options = std::move(options), attempt, done = std::move(done)]() mutable {
+                       options = std::move(options), attempt, stale,
+                       done = std::move(done)]() mutable {
     ObjectPtr current = cache(info.resource).Get(ns, name);
     if (!current) return done(ApiErr(NotFoundError(info, name)));
+    if (current->revision == stale) {
+      // The write that beat us is not in the cache yet: wait for the cache to move on.
+      return cache(info.resource)
+          .AfterRevision(cache(info.resource).revision() + 1,
+                         [this, &info, ns, name, options, attempt, stale, done]() mutable {
+                           DeleteAttempt(info, ns, name, options, attempt, stale, std::move(done));
+                         });
+    }
     const api::ObjectMeta& meta = current->meta();
     if (options.precondition_uid && *options.precondition_uid != meta.uid) {
       return done(ApiErr(
@@ -643,7 +712,7 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
                             if (!r && r.error().code() == StatusCode::kConflict &&
                                 attempt + 1 < kMaxConflictRetries) {
                               return DeleteAttempt(info, ns, name, options, attempt + 1,
-                                                   std::move(done));
+                                                   current->revision, std::move(done));
                             }
                             if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
                             done(current->json);

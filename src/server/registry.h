@@ -15,8 +15,11 @@
 
 #include <array>
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -100,10 +103,16 @@ class Registry {
                   rapidjson::Document body, WriteOptions options, WriteCallback done);
   void PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
                     Subresource sub, api::PatchType type, std::shared_ptr<const std::string> patch,
-                    WriteOptions options, int attempt, WriteCallback done);
+                    WriteOptions options, int attempt, store::Revision stale, WriteCallback done);
   void DeleteAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
-                     DeleteOptions options, int attempt, WriteCallback done);
+                     DeleteOptions options, int attempt, store::Revision stale, WriteCallback done);
   void DeleteNamespaceContents(std::string namespace_, std::function<void()> then);
+  // Runs `job` once every job queued before it for `key` has released; `job` must call the
+  // release function it is given exactly once, when its write has completed. Patches of one
+  // object go through here so that they never conflict with each other.
+  void Serialized(const std::string& key, std::function<void(std::function<void()>)> job);
+  void ReleaseKey(const std::string& key);
+
   ApiResult<void> CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
                                  std::string_view name);
   std::string NowRfc3339() const;
@@ -111,6 +120,11 @@ class Registry {
   store::Store* store_;
   Options options_;
   std::array<std::unique_ptr<WatchCache>, kResourceCount> caches_;
+
+  std::mutex keys_mu_;
+  // Per object key: the queued jobs; the front one is running. Guarded by keys_mu_.
+  std::map<std::string, std::deque<std::function<void(std::function<void()>)>>, std::less<>>
+      key_queues_;
 };
 
 }  // namespace kt::server

@@ -52,7 +52,9 @@ void TimerQueue::Run() {
     }
     auto first = timers_.begin();
     if (first->first > Clock::now()) {
-      cv_.wait_until(lock, first->first);
+      // A copy: Cancel may erase the entry while this thread waits.
+      const Clock::time_point when = first->first;
+      cv_.wait_until(lock, when);
       continue;
     }
     std::function<void()> fn = std::move(first->second.second);

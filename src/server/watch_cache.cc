@@ -308,8 +308,9 @@ WatchCache::ListResult WatchCache::List(const ObjectFilter& filter, std::string_
     return true;
   };
   using api::fields::Field;
+  // The index holds bound pods only; "spec.nodeName=" (unbound pods) takes the full scan.
   if (auto node = filter.fields.RequiresExactMatch(Field::kSpecNodeName);
-      node && info_.resource == Resource::kPods) {
+      node && !node->empty() && info_.resource == Resource::kPods) {
     auto it = by_node_.find(*node);
     if (it == by_node_.end()) return result;
     for (const std::string& key : it->second) {
@@ -331,6 +332,36 @@ WatchCache::ListResult WatchCache::List(const ObjectFilter& filter, std::string_
     if (!take(it->second)) break;
   }
   return result;
+}
+
+Result<WatchCache::ListResult> WatchCache::ListAt(store::Revision revision,
+                                                  const ObjectFilter& filter,
+                                                  std::string_view after_key, int64_t limit) const {
+  ListResult result;
+  result.revision = revision;
+  const std::string prefix = NamespacePrefix(info_, filter.namespace_);
+  std::string start = after_key.empty() ? prefix : std::string(after_key) + '\0';
+  if (start < prefix) start = prefix;
+  const std::string end = store::PrefixEnd(prefix);
+  const int64_t chunk = limit > 0 ? std::max<int64_t>(limit, 64) : 0;
+  for (;;) {
+    Result<store::RangeResponse> range =
+        store_->Range(store::RangeRequest{store::KeyRange{start, end}, revision, chunk});
+    if (!range) return Err(range.error());
+    for (store::KeyValue& kv : range->kvs) {
+      Result<ObjectPtr> obj =
+          MakeStoredObject(info_, kv.key, *kv.value, kv.mod_revision, kv.create_revision);
+      if (!obj) return Err(obj.error());
+      if (!filter.Matches(**obj)) continue;
+      if (limit > 0 && static_cast<int64_t>(result.items.size()) == limit) {
+        result.last_key = result.items.back()->key;
+        return result;
+      }
+      result.items.push_back(std::move(*obj));
+    }
+    if (!range->more || range->kvs.empty()) return result;
+    start = range->kvs.back().key + '\0';
+  }
 }
 
 Result<std::unique_ptr<WatchCache::WatchHandle>> WatchCache::StartWatch(

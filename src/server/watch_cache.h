@@ -98,6 +98,10 @@ class WatchCache {
   // `limit` (0 = all).
   ListResult List(const ObjectFilter& filter, std::string_view after_key = {},
                   int64_t limit = 0) const;
+  // The same, read from the store as of `revision` (a continue token's): every page of a paged
+  // list then shows one snapshot. kGone once that revision is compacted.
+  Result<ListResult> ListAt(store::Revision revision, const ObjectFilter& filter,
+                            std::string_view after_key, int64_t limit) const;
   size_t size() const;
 
   // Starts a watch of the changes after `resource_version` (0 = current objects first).

@@ -161,7 +161,7 @@ void WatchCache::IndexLocked(const ObjectPtr& object, bool add) {
   const api::Pod* pod = object->As<api::Pod>();
   if (pod == nullptr || pod->spec.node_name.empty()) return;
   if (add) {
-    by_node_[pod->spec.node_name].insert(object->key);
+    by_node_[pod->spec.node_name].insert_or_assign(object->key, object);
     return;
   }
   auto it = by_node_.find(pod->spec.node_name);
@@ -313,9 +313,8 @@ WatchCache::ListResult WatchCache::List(const ObjectFilter& filter, std::string_
       node && !node->empty() && info_.resource == Resource::kPods) {
     auto it = by_node_.find(*node);
     if (it == by_node_.end()) return result;
-    for (const std::string& key : it->second) {
-      auto obj = objects_.find(key);
-      if (obj != objects_.end() && !take(obj->second)) break;
+    for (const auto& [key, obj] : it->second) {
+      if (!take(obj)) break;
     }
     return result;
   }

@@ -66,7 +66,7 @@ class WatchCache {
     // Events are kept at least this long (upstream keeps 75 s)...
     std::chrono::seconds min_event_age{75};
     // ...and at most this many, beyond which the oldest go.
-    size_t max_events = 1'000'000;
+    size_t max_events = 102'400;  // upstream's cap
   };
 
   WatchCache(const ResourceInfo& info, store::Store* store, Options options);
@@ -146,8 +146,8 @@ class WatchCache {
   mutable std::mutex mu_;
   store::Revision revision_ = 0;                           // guarded by mu_
   std::map<std::string, ObjectPtr, std::less<>> objects_;  // by key; guarded by mu_
-  // spec.nodeName -> keys of the pods bound there (pods only); guarded by mu_
-  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_node_;
+  // spec.nodeName -> the pods bound there, by key (pods only); guarded by mu_
+  std::map<std::string, std::map<std::string, ObjectPtr, std::less<>>, std::less<>> by_node_;
   std::deque<Event> log_;  // guarded by mu_
   // The oldest revision a watch may start from: events after it are all in the log.
   store::Revision log_floor_ = 0;                                  // guarded by mu_

@@ -1,0 +1,1063 @@
+// api_load: an HTTP load driver for `kubetaint serve` (the API performance figures of
+// DESIGN.md "Targets": 5,000 nodes, 150,000 pods on SQLite). Plain POSIX sockets and threads,
+// HTTP/1.1 keep-alive, one connection per thread, closed loop (each connection sends its next
+// request when the previous answer is in, as client-go does).
+//
+//   api_load populate --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 --conns 16
+//   api_load get      --url URL --conns 1,16 --seconds 4 --runs 3
+//   api_load list     --url URL --conns 1,16 --seconds 4 --runs 3
+//   api_load patch    --url URL --conns 1,16 --seconds 4 --runs 3
+//   api_load watch    --url URL --watchers 100 --events 20 --resource pods|nodes
+//   api_load create   --url URL --pods 15000 --conns 16 --runs 2     (extra create runs)
+//   api_load startup  --bin build/kubetaint --data-dir DIR --runs 3  (exec -> serving -> GET)
+//
+// Objects: namespaces ns-0..ns-9; nodes node-1..node-N (~1.3 KB each); pod i is ns-(i%10)/pod-i,
+// ~2.6 KB of realistic JSON (2 containers with resources, probes, env, volumes, 3 tolerations,
+// owner reference), bound to node-((i%N)+1) through spec.nodeName, so every node has P/N pods.
+//
+// bench/api_load.sh runs the whole scenario against the real binary. Every loop here is bounded
+// in count and time; sockets time out after 10 s.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// --- Flags ---------------------------------------------------------------------------------------
+
+struct Flags {
+  std::map<std::string, std::string> values;
+  std::string Get(const std::string& name, const std::string& fallback) const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : it->second;
+  }
+  long Int(const std::string& name, long fallback) const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : std::strtol(it->second.c_str(), nullptr, 10);
+  }
+  double Double(const std::string& name, double fallback) const {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : std::strtod(it->second.c_str(), nullptr);
+  }
+  std::vector<int> Ints(const std::string& name, const std::string& fallback) const {
+    std::vector<int> out;
+    std::stringstream ss(Get(name, fallback));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (!item.empty()) out.push_back(std::atoi(item.c_str()));
+    }
+    return out;
+  }
+};
+
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "api_load: %s\n", message.c_str());
+  std::exit(2);
+}
+
+// --- Statistics ----------------------------------------------------------------------------------
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t idx = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+  if (idx > 0) --idx;
+  return v[std::min(idx, v.size() - 1)];
+}
+double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
+
+std::string Verdict(double value, double target, bool lower_is_better) {
+  char buf[96];
+  const bool met = lower_is_better ? value <= target : value >= target;
+  std::snprintf(buf, sizeof(buf), "%s (value/target = %.2f)", met ? "MET" : "MISSED",
+                value / target);
+  return buf;
+}
+
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// --- HTTP client -----------------------------------------------------------------------------------
+
+struct Url {
+  std::string host = "127.0.0.1";
+  int port = 0;
+};
+
+Url ParseUrl(const std::string& url) {
+  std::string_view s = url;
+  if (s.starts_with("http://")) s.remove_prefix(7);
+  while (!s.empty() && s.back() == '/') s.remove_suffix(1);
+  const size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos) Die("--url must be http://HOST:PORT, got " + url);
+  Url u;
+  u.host = std::string(s.substr(0, colon));
+  u.port = std::atoi(std::string(s.substr(colon + 1)).c_str());
+  if (u.port <= 0) Die("--url must be http://HOST:PORT, got " + url);
+  return u;
+}
+
+std::string Request(std::string_view method, std::string_view path,
+                    std::string_view content_type = {}, std::string_view body = {}) {
+  std::string r;
+  r.reserve(256 + body.size());
+  r.append(method).append(" ").append(path).append(
+      " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: api_load/0.1\r\nAccept: application/json\r\n");
+  if (!content_type.empty()) r.append("Content-Type: ").append(content_type).append("\r\n");
+  if (!body.empty() || method == "POST" || method == "PATCH" || method == "PUT") {
+    r.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
+  }
+  r.append("\r\n").append(body);
+  return r;
+}
+
+bool HeaderIs(std::string_view line, std::string_view name, std::string_view* value) {
+  if (line.size() <= name.size() || line[name.size()] != ':') return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return false;
+  }
+  std::string_view v = line.substr(name.size() + 1);
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\r')) v.remove_suffix(1);
+  *value = v;
+  return true;
+}
+
+class HttpConn {
+ public:
+  HttpConn() = default;
+  HttpConn(const HttpConn&) = delete;
+  HttpConn& operator=(const HttpConn&) = delete;
+  ~HttpConn() { Close(); }
+
+  bool Connect(const Url& url) {
+    Close();
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return false;
+    int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    timeval tv{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(url.port));
+    if (::inet_pton(AF_INET, url.host.c_str(), &addr.sin_addr) != 1) return false;
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      Close();
+      return false;
+    }
+    buf_.clear();
+    return true;
+  }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  bool connected() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+
+  bool Send(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // Sends `request` and reads one response; returns the status (or -1 on a transport error,
+  // after which the connection is closed). The body goes to `body` if given.
+  int RoundTrip(std::string_view request, std::string* body) {
+    if (fd_ < 0 || !Send(request)) {
+      Close();
+      return -1;
+    }
+    int status = ReadResponse(body, /*headers_only=*/false);
+    if (status < 0 || close_after_) Close();
+    return status;
+  }
+
+  // Sends a watch request and reads its header; the stream's bytes then follow in buffer().
+  int StartStream(std::string_view request) {
+    if (fd_ < 0 || !Send(request)) return -1;
+    return ReadResponse(nullptr, /*headers_only=*/true);
+  }
+  std::string& buffer() { return buf_; }
+
+ private:
+  bool ReadMore() {
+    char tmp[65536];
+    for (;;) {
+      ssize_t n = ::recv(fd_, tmp, sizeof(tmp), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      buf_.append(tmp, static_cast<size_t>(n));
+      return true;
+    }
+  }
+
+  int ReadResponse(std::string* body, bool headers_only) {
+    size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (buf_.size() > (1 << 20) || !ReadMore()) return -1;
+    }
+    std::string_view head(buf_.data(), end);
+    if (!head.starts_with("HTTP/1.") || head.size() < 12) return -1;
+    const int status = std::atoi(std::string(head.substr(9, 3)).c_str());
+    long content_length = -1;
+    bool chunked = false;
+    close_after_ = false;
+    size_t pos = head.find("\r\n");
+    while (pos != std::string_view::npos && pos < head.size()) {
+      size_t next = head.find("\r\n", pos + 2);
+      std::string_view line = head.substr(pos + 2, next == std::string_view::npos
+                                                       ? std::string_view::npos
+                                                       : next - pos - 2);
+      std::string_view v;
+      if (HeaderIs(line, "content-length", &v)) {
+        content_length = std::atol(std::string(v).c_str());
+      } else if (HeaderIs(line, "transfer-encoding", &v)) {
+        chunked = v.find("chunked") != std::string_view::npos;
+      } else if (HeaderIs(line, "connection", &v)) {
+        close_after_ = v.find("close") != std::string_view::npos;
+      }
+      pos = next;
+    }
+    buf_.erase(0, end + 4);
+    if (headers_only) return status;
+    if (content_length >= 0) {
+      while (buf_.size() < static_cast<size_t>(content_length)) {
+        if (!ReadMore()) return -1;
+      }
+      if (body) body->assign(buf_, 0, static_cast<size_t>(content_length));
+      buf_.erase(0, static_cast<size_t>(content_length));
+      return status;
+    }
+    if (chunked) {
+      if (body) body->clear();
+      for (;;) {
+        size_t eol;
+        while ((eol = buf_.find("\r\n")) == std::string::npos) {
+          if (!ReadMore()) return -1;
+        }
+        const size_t size = std::strtoul(buf_.substr(0, eol).c_str(), nullptr, 16);
+        while (buf_.size() < eol + 2 + size + 2) {
+          if (!ReadMore()) return -1;
+        }
+        if (body) body->append(buf_, eol + 2, size);
+        buf_.erase(0, eol + 2 + size + 2);
+        if (size == 0) return status;
+      }
+    }
+    // No length: the body runs to the end of the connection.
+    while (ReadMore()) {
+    }
+    if (body) body->swap(buf_);
+    buf_.clear();
+    close_after_ = true;
+    return status;
+  }
+
+  int fd_ = -1;
+  std::string buf_;
+  bool close_after_ = false;
+};
+
+// One request on a fresh connection (setup steps).
+int OneShot(const Url& url, std::string_view request, std::string* body) {
+  HttpConn c;
+  if (!c.Connect(url)) return -1;
+  return c.RoundTrip(request, body);
+}
+
+// --- Objects -------------------------------------------------------------------------------------
+
+constexpr int kNamespaces = 10;
+
+std::string NodeName(long i) { return "node-" + std::to_string(i); }  // 1-based
+
+std::string NodeJson(long i) {
+  const std::string name = NodeName(i);
+  const std::string zone = "zone-" + std::string(1, static_cast<char>('a' + i % 3));
+  const std::string res =
+      R"({"cpu":"16","ephemeral-storage":"100Gi","hugepages-2Mi":"0","memory":"64Gi","pods":"110"})";
+  std::string n;
+  n.reserve(1600);
+  n += R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{)";
+  n += R"("kubernetes.io/arch":"amd64","kubernetes.io/hostname":")" + name + R"(",)";
+  n += R"("kubernetes.io/os":"linux","node.kubernetes.io/instance-type":"m5.4xlarge",)";
+  n += R"("topology.kubernetes.io/region":"bench-1","topology.kubernetes.io/zone":")" + zone +
+       R"("},"annotations":{"node.alpha.kubernetes.io/ttl":"0",)";
+  n += R"("volumes.kubernetes.io/controller-managed-attach-detach":"true"}},)";
+  n += R"("spec":{"podCIDR":"10.)" + std::to_string(i / 256 % 256) + "." +
+       std::to_string(i % 256) + R"(.0/24","providerID":"kubetaint://)" + name + R"("},)";
+  n += R"("status":{"capacity":)" + res + R"(,"allocatable":)" + res + R"(,"conditions":[)";
+  n += R"({"type":"MemoryPressure","status":"False","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasSufficientMemory","message":"kubelet has sufficient memory available"},)";
+  n += R"({"type":"DiskPressure","status":"False","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasNoDiskPressure","message":"kubelet has no disk pressure"},)";
+  n += R"({"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletReady","message":"kubelet is posting ready status"}],)";
+  n += R"("addresses":[{"type":"InternalIP","address":"10.0.)" + std::to_string(i / 250 % 250) +
+       "." + std::to_string(i % 250 + 1) + R"("},{"type":"Hostname","address":")" + name +
+       R"("}],)";
+  n += R"("daemonEndpoints":{"kubeletEndpoint":{"Port":10250}},)";
+  n += R"("nodeInfo":{"architecture":"amd64","bootID":"","containerRuntimeVersion":"containerd://1.7.0",)";
+  n += R"("kernelVersion":"6.1.0","kubeProxyVersion":"v1.31.0","kubeletVersion":"v1.31.0",)";
+  n += R"("machineID":"","operatingSystem":"linux","osImage":"Debian GNU/Linux 12","systemUUID":""}}})";
+  return n;
+}
+
+std::string PodNamespace(long i) { return "ns-" + std::to_string(i % kNamespaces); }
+std::string PodName(long i) { return "pod-" + std::to_string(i); }
+
+std::string PodJson(const std::string& ns, const std::string& name, const std::string& node,
+                    long i) {
+  const std::string app = "web-" + std::to_string(i % 500);
+  std::string p;
+  p.reserve(2600);
+  p += R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","namespace":")" +
+       ns + R"(",)";
+  p += R"("labels":{"app":")" + app +
+       R"(","pod-template-hash":"5d8f7c9b4d","tier":"frontend","team":"team-)" +
+       std::to_string(i % 7) + R"("},)";
+  p += R"("annotations":{"kubectl.kubernetes.io/default-container":"app","prometheus.io/scrape":"true","prometheus.io/port":"9090"},)";
+  p += R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":")" + app +
+       R"(-5d8f7c9b4d","uid":"6c1b7a52-3f0e-4d7b-9a43-2b8f1e0c9d11","controller":true,"blockOwnerDeletion":true}]},)";
+  p += R"("spec":{"nodeName":")" + node + R"(","containers":[)";
+  p += R"({"name":"app","image":"registry.example.com/team/web:1.27.3","imagePullPolicy":"IfNotPresent",)";
+  p += R"("args":["--port=8080","--log-level=info"],)";
+  p += R"("ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"metrics","containerPort":9090,"protocol":"TCP"}],)";
+  p += R"("env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.name"}}},{"name":"LOG_FORMAT","value":"json"}],)";
+  p += R"("resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"500m","memory":"256Mi"}},)";
+  p += R"("volumeMounts":[{"name":"config","mountPath":"/etc/app","readOnly":true},{"name":"kube-api-access","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount","readOnly":true}],)";
+  p += R"("livenessProbe":{"httpGet":{"path":"/healthz","port":8080,"scheme":"HTTP"},"initialDelaySeconds":10,"periodSeconds":10,"timeoutSeconds":1,"successThreshold":1,"failureThreshold":3},)";
+  p += R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"},)";
+  p += R"({"name":"proxy","image":"registry.example.com/infra/proxy:2.4.1","imagePullPolicy":"IfNotPresent",)";
+  p += R"("ports":[{"name":"proxy","containerPort":15001,"protocol":"TCP"}],)";
+  p += R"("resources":{"requests":{"cpu":"50m","memory":"64Mi"},"limits":{"cpu":"200m","memory":"128Mi"}},)";
+  p += R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],)";
+  p += R"("volumes":[{"name":"config","configMap":{"name":"web-config","defaultMode":420}},)";
+  p += R"({"name":"kube-api-access","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}],"defaultMode":420}}],)";
+  p += R"("restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst",)";
+  p += R"("serviceAccountName":"default","securityContext":{},"schedulerName":"default-scheduler",)";
+  p += R"("tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
+  p += R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
+  p += R"({"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],)";
+  p += R"("priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"}})";
+  return p;
+}
+
+// utime + stime of a process, from /proc/PID/stat (fields 14 and 15, after the ")" of comm).
+double ProcCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = all.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(all.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::atof(field.c_str());
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Busy CPU seconds of the whole host (all cores), from /proc/stat: with the server's and the
+// driver's own CPU it tells how much other tenants of a shared machine took during a run.
+double HostBusySeconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The server being measured (--pid), for its CPU time per operation; 0 = unknown.
+pid_t g_server_pid = 0;
+
+// --- Closed-loop runner ------------------------------------------------------------------------------
+
+// One operation: fills `request` for op number `op` on connection `conn`, and checks the answer.
+struct Op {
+  std::function<void(int conn, long op, std::string* request)> make;
+  std::function<bool(int status, const std::string& body)> ok;
+};
+
+struct RunResult {
+  std::vector<double> latency_us;          // every successful op
+  std::vector<double> done_at_ms;          // completion time since start, every successful op
+  long errors = 0;
+  double seconds = 0;
+  double client_cpu = 0;
+  double server_cpu = -1;  // seconds, when --pid is known
+  double host_busy = 0;    // seconds of CPU used on the whole host
+  std::string first_error;
+};
+
+// `conns` connections, each sending ops back to back until `max_ops` ops were started in all
+// or `seconds` passed (0 = no time limit; a hard cap of `hard_seconds` always applies).
+RunResult RunClosedLoop(const Url& url, int conns, long max_ops, double seconds, const Op& op,
+                        double hard_seconds = 600) {
+  std::atomic<long> next{0};
+  std::mutex mu;
+  RunResult result;
+  const double cpu0 = CpuSeconds();
+  const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
+  const double host0 = HostBusySeconds();
+  const auto start = Clock::now();
+  const auto soft_end = seconds > 0 ? start + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(seconds))
+                                    : Clock::time_point::max();
+  const auto hard_end = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(hard_seconds));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < conns; ++c) {
+    threads.emplace_back([&, c] {
+      HttpConn conn;
+      std::vector<double> lat, done;
+      lat.reserve(max_ops > 0 ? static_cast<size_t>(max_ops / conns + 16) : 65536);
+      done.reserve(lat.capacity());
+      long errors = 0;
+      std::string first_error;
+      std::string request, body;
+      int reconnects = 0;
+      for (;;) {
+        const auto now = Clock::now();
+        if (now >= soft_end || now >= hard_end) break;
+        const long i = next.fetch_add(1);
+        if (max_ops > 0 && i >= max_ops) break;
+        if (!conn.connected()) {
+          if (++reconnects > 100 || !conn.Connect(url)) {
+            ++errors;
+            if (first_error.empty()) first_error = "cannot connect";
+            break;
+          }
+        }
+        request.clear();
+        op.make(c, i, &request);
+        const auto t0 = Clock::now();
+        const int status = conn.RoundTrip(request, &body);
+        const auto t1 = Clock::now();
+        if (status > 0 && op.ok(status, body)) {
+          lat.push_back(Us(t1 - t0));
+          done.push_back(Ms(t1 - start));
+        } else {
+          ++errors;
+          if (first_error.empty()) {
+            first_error = "status " + std::to_string(status) + ": " + body.substr(0, 300);
+          }
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      result.latency_us.insert(result.latency_us.end(), lat.begin(), lat.end());
+      result.done_at_ms.insert(result.done_at_ms.end(), done.begin(), done.end());
+      result.errors += errors;
+      if (result.first_error.empty()) result.first_error = first_error;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.client_cpu = CpuSeconds() - cpu0;
+  if (g_server_pid > 0) result.server_cpu = ProcCpuSeconds(g_server_pid) - server0;
+  result.host_busy = HostBusySeconds() - host0;
+  return result;
+}
+
+void PrintRun(const char* tag, const char* what, int conns, int run, const RunResult& r) {
+  const double n = static_cast<double>(r.latency_us.size());
+  std::printf(
+      "%s %s conns=%d run=%d: ops=%.0f errors=%ld in %.2f s = %.0f/s; latency p50=%.0f us "
+      "p90=%.0f us p99=%.0f us p99.9=%.0f us max=%.0f us; driver cpu %.2f s",
+      tag, what, conns, run, n, r.errors, r.seconds, n / r.seconds, Percentile(r.latency_us, 0.5),
+      Percentile(r.latency_us, 0.9), Percentile(r.latency_us, 0.99),
+      Percentile(r.latency_us, 0.999),
+      r.latency_us.empty() ? 0 : *std::max_element(r.latency_us.begin(), r.latency_us.end()),
+      r.client_cpu);
+  if (r.server_cpu >= 0) {
+    std::printf("; server cpu %.2f s = %.0f us/op; other processes %.2f cores", r.server_cpu,
+                n > 0 ? r.server_cpu * 1e6 / n : 0.0,
+                std::max(0.0, r.host_busy - r.server_cpu - r.client_cpu) / r.seconds);
+  }
+  std::printf("\n");
+  if (!r.first_error.empty()) std::printf("    first error: %s\n", r.first_error.c_str());
+  std::fflush(stdout);
+}
+
+// --- populate / create ---------------------------------------------------------------------------
+
+void EnsureNamespace(const Url& url, const std::string& name) {
+  std::string body;
+  const std::string json =
+      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})";
+  int s = OneShot(url, Request("POST", "/api/v1/namespaces", "application/json", json), &body);
+  if (s != 201 && s != 409) Die("creating namespace " + name + ": " + std::to_string(s) + " " + body);
+}
+
+// Creates pods [first, first+count) into `ns_of(i)`; reports the rate overall and per segment.
+RunResult CreatePods(const Url& url, int conns, long first, long count, long nodes,
+                     const std::function<std::string(long)>& ns_of, int segments,
+                     const char* tag) {
+  Op op;
+  op.make = [&](int, long k, std::string* req) {
+    const long i = first + k;
+    const std::string ns = ns_of(i);
+    const std::string body = PodJson(ns, PodName(i), NodeName(i % nodes + 1), i);
+    *req = Request("POST", "/api/v1/namespaces/" + ns + "/pods", "application/json", body);
+  };
+  op.ok = [](int s, const std::string&) { return s == 201; };
+  RunResult r = RunClosedLoop(url, conns, count, 0, op);
+  PrintRun(tag, "pod creates", conns, 1, r);
+  std::vector<double> done = r.done_at_ms;
+  std::sort(done.begin(), done.end());
+  if (segments > 1 && done.size() >= static_cast<size_t>(segments) * 2) {
+    const size_t seg = done.size() / static_cast<size_t>(segments);
+    std::vector<double> rates;
+    std::printf("%s pod creates per segment of %zu:", tag, seg);
+    for (int s = 0; s < segments; ++s) {
+      const double from = s == 0 ? 0.0 : done[static_cast<size_t>(s) * seg - 1];
+      const double to = done[(static_cast<size_t>(s) + 1) * seg - 1];
+      const double rate = static_cast<double>(seg) / ((to - from) / 1000.0);
+      rates.push_back(rate);
+      std::printf(" %.0f", rate);
+    }
+    std::printf(" /s\n%s pod creates/s: median of segments %.0f, min %.0f, overall %.0f; target >= "
+                "10000/s from 16 connections: %s\n",
+                tag, Median(rates), *std::min_element(rates.begin(), rates.end()),
+                static_cast<double>(r.latency_us.size()) / r.seconds,
+                Verdict(Median(rates), 10000, false).c_str());
+  }
+  std::fflush(stdout);
+  return r;
+}
+
+int CmdPopulate(const Flags& f) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const long nodes = f.Int("nodes", 5000);
+  const long pods = f.Int("pods", 150000);
+  const int conns = static_cast<int>(f.Int("conns", 16));
+  for (int n = 0; n < kNamespaces; ++n) EnsureNamespace(url, "ns-" + std::to_string(n));
+  {
+    Op op;
+    op.make = [](int, long k, std::string* req) {
+      *req = Request("POST", "/api/v1/nodes", "application/json", NodeJson(k + 1));
+    };
+    op.ok = [](int s, const std::string&) { return s == 201; };
+    RunResult r = RunClosedLoop(url, conns, nodes, 0, op);
+    PrintRun("(populate)", "node creates", conns, 1, r);
+    if (r.errors) Die("node creates failed");
+  }
+  std::printf("(populate) sample sizes: node JSON %zu bytes, pod JSON %zu bytes\n",
+              NodeJson(1).size(), PodJson("ns-0", "pod-0", "node-1", 0).size());
+  RunResult r = CreatePods(url, conns, 0, pods, nodes, PodNamespace,
+                           static_cast<int>(f.Int("segments", 10)), "(f)");
+  if (r.errors) Die("pod creates failed");
+  return 0;
+}
+
+// Extra (f) runs: `runs` times `pods` creates into a fresh namespace each.
+int CmdCreate(const Flags& f) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const long nodes = f.Int("nodes", 5000);
+  const long pods = f.Int("pods", 15000);
+  const int conns = static_cast<int>(f.Int("conns", 16));
+  const int runs = static_cast<int>(f.Int("runs", 2));
+  const std::string prefix = f.Get("ns-prefix", "extra");
+  std::vector<double> rates;
+  for (int run = 1; run <= runs; ++run) {
+    const std::string ns = prefix + "-" + std::to_string(run);
+    EnsureNamespace(url, ns);
+    RunResult r = CreatePods(url, conns, 0, pods, nodes, [&](long) { return ns; }, 1, "(f)");
+    rates.push_back(static_cast<double>(r.latency_us.size()) / r.seconds);
+  }
+  std::printf("(f) extra create runs: median %.0f creates/s over %d runs of %ld; target >= 10000/s: %s\n",
+              Median(rates), runs, pods, Verdict(Median(rates), 10000, false).c_str());
+  return 0;
+}
+
+// --- get / list / patch ------------------------------------------------------------------------------
+
+// Runs `op` at each concurrency in --conns, --runs times each, and prints the medians.
+void RunLevels(const Flags& f, const char* tag, const char* what, const Op& op, double p_target_us,
+               double p_quantile, const char* target_text, bool also_p50_target = false) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const double seconds = f.Double("seconds", 4);
+  const int runs = static_cast<int>(f.Int("runs", 3));
+  const long max_ops = f.Int("max-ops", 2'000'000);
+  for (int conns : f.Ints("conns", "1,16")) {
+    std::vector<double> p50s, p99s, maxes, rates, server_us;
+    for (int run = 1; run <= runs; ++run) {
+      RunResult r = RunClosedLoop(url, conns, max_ops, seconds, op, seconds + 30);
+      PrintRun(tag, what, conns, run, r);
+      p50s.push_back(Percentile(r.latency_us, 0.5));
+      p99s.push_back(Percentile(r.latency_us, p_quantile));
+      maxes.push_back(r.latency_us.empty()
+                          ? 0
+                          : *std::max_element(r.latency_us.begin(), r.latency_us.end()));
+      rates.push_back(static_cast<double>(r.latency_us.size()) / r.seconds);
+      if (r.server_cpu >= 0 && !r.latency_us.empty()) {
+        server_us.push_back(r.server_cpu * 1e6 / static_cast<double>(r.latency_us.size()));
+      }
+    }
+    const double value = Median(p99s);
+    std::printf("%s %s conns=%d: median over %d runs: %.0f/s, p50=%.0f us, p99=%.0f us "
+                "(runs: %s), max=%.0f us; target %s: %s",
+                tag, what, conns, runs, Median(rates), Median(p50s), value,
+                [&] {
+                  std::string s;
+                  for (double v : p99s) s += (s.empty() ? "" : "/") + std::to_string(int(v));
+                  return s;
+                }().c_str(),
+                Median(maxes), target_text, Verdict(value, p_target_us, true).c_str());
+    if (also_p50_target) {
+      std::printf("; p50 %s", Verdict(Median(p50s), p_target_us, true).c_str());
+    }
+    if (!server_us.empty()) std::printf("; server cpu %.0f us/op", Median(server_us));
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+}
+
+int CmdGet(const Flags& f) {
+  const long nodes = f.Int("nodes", 5000);
+  const long pods = f.Int("pods", 150000);
+  Op op;
+  op.make = [&](int conn, long i, std::string* req) {
+    thread_local std::mt19937_64 rng(static_cast<uint64_t>(conn) * 7919 + 17);
+    (void)i;
+    if (rng() % 2 == 0) {
+      const long p = static_cast<long>(rng() % static_cast<uint64_t>(pods));
+      *req = Request("GET", "/api/v1/namespaces/" + PodNamespace(p) + "/pods/" + PodName(p));
+    } else {
+      *req = Request("GET", "/api/v1/nodes/" +
+                                NodeName(static_cast<long>(rng() % static_cast<uint64_t>(nodes)) + 1));
+    }
+  };
+  op.ok = [](int s, const std::string&) { return s == 200; };
+  RunLevels(f, "(c)", "GET pod|node", op, 2000, 0.99, "p99 <= 2 ms");
+  return 0;
+}
+
+int CmdList(const Flags& f) {
+  const long nodes = f.Int("nodes", 5000);
+  const long expect = f.Int("pods", 150000) / nodes;
+  Op op;
+  op.make = [&](int conn, long, std::string* req) {
+    thread_local std::mt19937_64 rng(static_cast<uint64_t>(conn) * 104729 + 5);
+    *req = Request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" +
+                              NodeName(static_cast<long>(rng() % static_cast<uint64_t>(nodes)) + 1));
+  };
+  std::atomic<long> wrong{0};
+  std::atomic<long> checked{0};
+  op.ok = [&](int s, const std::string& body) {
+    if (s != 200) return false;
+    // Count the items of one answer in 32 (every pod starts with its kind); scanning each one
+    // would cost the driver as much CPU as the server spends.
+    if (checked.fetch_add(1) % 32 != 0) return body.size() > 2;
+    long n = 0;
+    for (size_t p = body.find("\"kind\":\"Pod\""); p != std::string::npos;
+         p = body.find("\"kind\":\"Pod\"", p + 1)) {
+      ++n;
+    }
+    if (n != expect && wrong.fetch_add(1) == 0) {
+      std::printf("    (d) warning: a node's list had %ld pods, expected %ld\n", n, expect);
+    }
+    return true;
+  };
+  RunLevels(f, "(d)", "LIST pods by spec.nodeName", op, 5000, 0.99, "p50 and p99 <= 5 ms", true);
+  return 0;
+}
+
+int CmdPatch(const Flags& f) {
+  const long nodes = f.Int("nodes", 5000);
+  std::atomic<long> seq{0};
+  int conns_now = 1;
+  Op op;
+  op.make = [&](int conn, long, std::string* req) {
+    thread_local std::mt19937_64 rng(static_cast<uint64_t>(conn) * 31 + 7);
+    // Each connection patches its own share of the nodes, so conflicts come only from the
+    // server, never from two clients racing on one node.
+    const long per = nodes / conns_now;
+    const long node = conn * per + static_cast<long>(rng() % static_cast<uint64_t>(per)) + 1;
+    const long s = seq.fetch_add(1);
+    std::string body = R"({"spec":{"taints":[{"effect":"NoSchedule","key":"bench.kubetaint.io/load","value":"v)" +
+                       std::to_string(s) + R"("}]}})";
+    if (s % 4 == 3) body = R"({"spec":{"taints":null}})";  // sometimes untaint, as kubectl taint -
+    *req = Request("PATCH", "/api/v1/nodes/" + NodeName(node),
+                   "application/strategic-merge-patch+json", body);
+  };
+  op.ok = [](int s, const std::string&) { return s == 200; };
+  for (int conns : f.Ints("conns", "1,16")) {
+    Flags one = f;
+    one.values["conns"] = std::to_string(conns);
+    conns_now = conns;
+    RunLevels(one, "(e)", "PATCH node taints (strategic merge)", op, 10000, 0.99, "p99 <= 10 ms");
+  }
+  return 0;
+}
+
+// --- watch -----------------------------------------------------------------------------------------------
+
+std::string ResourceVersionOf(const std::string& body) {
+  const std::string key = "\"resourceVersion\":\"";
+  size_t p = body.find(key);
+  if (p == std::string::npos) return "";
+  p += key.size();
+  return body.substr(p, body.find('"', p) - p);
+}
+
+int CmdWatch(const Flags& f) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const int watchers = static_cast<int>(f.Int("watchers", 100));
+  const int events = static_cast<int>(f.Int("events", 20));
+  const std::string resource = f.Get("resource", "pods");
+  if (resource != "pods" && resource != "nodes") Die("--resource: pods or nodes");
+  const std::string list_path = "/api/v1/" + resource;
+
+  std::string body;
+  if (OneShot(url, Request("GET", list_path + "?limit=1"), &body) != 200) Die("list failed");
+  const std::string rv = ResourceVersionOf(body);
+  if (rv.empty()) Die("no resourceVersion in the list");
+
+  std::vector<std::unique_ptr<HttpConn>> conns;
+  const auto open_start = Clock::now();
+  for (int w = 0; w < watchers; ++w) {
+    auto c = std::make_unique<HttpConn>();
+    if (!c->Connect(url)) Die("watch connect failed");
+    int s = c->StartStream(Request("GET", list_path + "?watch=true&resourceVersion=" + rv));
+    if (s != 200) Die("watch start: status " + std::to_string(s));
+    conns.push_back(std::move(c));
+  }
+  std::printf("(g) %d watches on %s opened from resourceVersion %s in %.1f ms\n", watchers,
+              resource.c_str(), rv.c_str(), Ms(Clock::now() - open_start));
+
+  // Reader: one epoll thread; per watcher, the time it read the current marker.
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  for (int w = 0; w < watchers; ++w) {
+    fcntl(conns[w]->fd(), F_SETFL, fcntl(conns[w]->fd(), F_GETFL) | O_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = static_cast<uint32_t>(w);
+    epoll_ctl(ep, EPOLL_CTL_ADD, conns[w]->fd(), &ev);
+  }
+  std::mutex mu;
+  std::string marker;                         // guarded by mu
+  std::vector<Clock::time_point> seen(watchers);  // guarded by mu
+  int seen_count = 0;                         // guarded by mu
+  std::atomic<bool> stop{false};
+  std::atomic<long> closed{0};
+  std::vector<std::string> bufs(watchers);
+  for (int w = 0; w < watchers; ++w) bufs[w] = conns[w]->buffer();  // bytes read with the header
+  std::thread reader([&] {
+    epoll_event evs[128];
+    char tmp[65536];
+    while (!stop.load()) {
+      int n = epoll_wait(ep, evs, 128, 50);
+      const auto now = Clock::now();
+      for (int k = 0; k < n; ++k) {
+        const int w = static_cast<int>(evs[k].data.u32);
+        for (;;) {
+          ssize_t got = ::recv(conns[w]->fd(), tmp, sizeof(tmp), 0);
+          if (got > 0) {
+            bufs[w].append(tmp, static_cast<size_t>(got));
+            continue;
+          }
+          if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+            epoll_ctl(ep, EPOLL_CTL_DEL, conns[w]->fd(), nullptr);
+            closed.fetch_add(1);
+          }
+          break;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        if (!marker.empty() && seen[w] == Clock::time_point{} &&
+            bufs[w].find(marker) != std::string::npos) {
+          seen[w] = now;
+          ++seen_count;
+        }
+        if (bufs[w].size() > 4096) bufs[w].erase(0, bufs[w].size() - 256);
+      }
+    }
+  });
+
+  const long nonce = static_cast<long>(::getpid());
+  std::vector<double> from_req_p50, from_req_max, from_resp_p50, from_resp_max, write_ms;
+  std::vector<std::string> probes;
+  HttpConn writer;
+  if (!writer.Connect(url)) Die("connect");
+  int missed_events = 0;
+  for (int e = 0; e < events; ++e) {
+    std::string req;
+    std::string mark;
+    if (resource == "pods") {
+      const std::string name = "watch-probe-" + std::to_string(nonce) + "-" + std::to_string(e);
+      mark = "\"name\":\"" + name + "\"";
+      probes.push_back(name);
+      req = Request("POST", "/api/v1/namespaces/ns-0/pods", "application/json",
+                    PodJson("ns-0", name, "node-1", e));
+    } else {
+      const std::string value = "p" + std::to_string(nonce) + "-" + std::to_string(e);
+      mark = "\"bench.kubetaint.io/probe\":\"" + value + "\"";
+      req = Request("PATCH", "/api/v1/nodes/node-1", "application/strategic-merge-patch+json",
+                    R"({"metadata":{"labels":{"bench.kubetaint.io/probe":")" + value + "\"}}}");
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      marker = mark;
+      std::fill(seen.begin(), seen.end(), Clock::time_point{});
+      seen_count = 0;
+    }
+    const auto t0 = Clock::now();
+    const int s = writer.RoundTrip(req, &body);
+    const auto t1 = Clock::now();
+    const int want = resource == "pods" ? 201 : 200;
+    if (s != want) Die("probe write: status " + std::to_string(s) + " " + body.substr(0, 300));
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (seen_count == watchers) break;
+      }
+      if (Clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    std::vector<double> req_lat, resp_lat;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (int w = 0; w < watchers; ++w) {
+        if (seen[w] == Clock::time_point{}) continue;
+        req_lat.push_back(Ms(seen[w] - t0));
+        resp_lat.push_back(Ms(seen[w] - t1));
+      }
+      if (seen_count != watchers) ++missed_events;
+      marker.clear();
+    }
+    write_ms.push_back(Ms(t1 - t0));
+    from_req_p50.push_back(Median(req_lat));
+    from_req_max.push_back(req_lat.empty() ? 1e9 : *std::max_element(req_lat.begin(), req_lat.end()));
+    from_resp_p50.push_back(Median(resp_lat));
+    from_resp_max.push_back(resp_lat.empty() ? 1e9
+                                             : *std::max_element(resp_lat.begin(), resp_lat.end()));
+    std::printf("(g) event %d: write %.2f ms; %zu/%d watchers got it; from request start p50 %.2f "
+                "ms max %.2f ms; from response p50 %.2f ms max %.2f ms\n",
+                e, Ms(t1 - t0), req_lat.size(), watchers, from_req_p50.back(), from_req_max.back(),
+                from_resp_p50.back(), from_resp_max.back());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop.store(true);
+  reader.join();
+  ::close(ep);
+  conns.clear();
+  std::printf("(g) %s: %d watchers, %d events, medians over events: write %.2f ms; from request "
+              "start p50 %.2f ms, max %.2f ms (worst event %.2f ms); from the write's response "
+              "p50 %.2f ms, max %.2f ms; events not seen by all: %d; streams closed early: %ld; "
+              "target all 100 within 10 ms: %s\n",
+              resource.c_str(), watchers, events, Median(write_ms), Median(from_req_p50),
+              Median(from_req_max), *std::max_element(from_req_max.begin(), from_req_max.end()),
+              Median(from_resp_p50), Median(from_resp_max), missed_events, closed.load(),
+              Verdict(Median(from_req_max), 10, true).c_str());
+  for (const std::string& name : probes) {
+    (void)writer.RoundTrip(Request("DELETE", "/api/v1/namespaces/ns-0/pods/" + name), &body);
+  }
+  if (resource == "nodes") {
+    (void)writer.RoundTrip(Request("PATCH", "/api/v1/nodes/node-1",
+                                   "application/strategic-merge-patch+json",
+                                   R"({"metadata":{"labels":{"bench.kubetaint.io/probe":null}}})"),
+                           &body);
+  }
+  return 0;
+}
+
+// --- startup -------------------------------------------------------------------------------------------
+
+long StatusKb(pid_t pid, const char* field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field) + 1);
+  }
+  return -1;
+}
+
+int CmdStartup(const Flags& f) {
+  const std::string bin = f.Get("bin", "build/kubetaint");
+  const std::string dir = f.Get("data-dir", "");
+  const int runs = static_cast<int>(f.Int("runs", 3));
+  const std::string probe = f.Get("probe", "/api/v1/namespaces/ns-0/pods/pod-0");
+  if (dir.empty()) Die("--data-dir is required");
+  std::vector<double> to_line, to_get, self_ms, rss_mb, stop_ms;
+  for (int run = 1; run <= runs; ++run) {
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) Die("pipe");
+    const double host0 = HostBusySeconds();
+    const auto t0 = Clock::now();
+    pid_t pid = fork();
+    if (pid < 0) Die("fork");
+    if (pid == 0) {
+      dup2(pipefd[1], 1);
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      if (devnull >= 0) dup2(devnull, 2);
+      const char* argv[] = {bin.c_str(), "serve",      "--listen", "127.0.0.1:0", "--data-dir",
+                            dir.c_str(), "--store",    "sqlite",   nullptr};
+      execv(bin.c_str(), const_cast<char* const*>(argv));
+      _exit(127);
+    }
+    ::close(pipefd[1]);
+    std::string out;
+    std::string line;
+    const auto deadline = t0 + std::chrono::seconds(120);
+    while (Clock::now() < deadline) {
+      pollfd pfd{pipefd[0], POLLIN, 0};
+      if (poll(&pfd, 1, 200) <= 0) continue;
+      char tmp[4096];
+      ssize_t n = ::read(pipefd[0], tmp, sizeof(tmp));
+      if (n <= 0) break;
+      out.append(tmp, static_cast<size_t>(n));
+      size_t nl = out.find('\n');
+      if (nl != std::string::npos && out.find("serving on") < nl) {
+        line = out.substr(0, nl);
+        break;
+      }
+    }
+    const auto t_line = Clock::now();
+    if (line.empty()) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      Die("server did not print its serving line: " + out);
+    }
+    const size_t at = line.find("http://");
+    const Url url = ParseUrl(line.substr(at, line.find(' ', at) - at));
+    double self = -1;
+    if (size_t r = line.find("ready in "); r != std::string::npos) {
+      self = std::atof(line.c_str() + r + 9);
+    }
+    // First successful GET of a pod (bounded: 30 s).
+    Clock::time_point t_get{};
+    std::string body;
+    for (int attempt = 0; attempt < 30000 && Clock::now() < t_line + std::chrono::seconds(30);
+         ++attempt) {
+      if (OneShot(url, Request("GET", probe), &body) == 200) {
+        t_get = Clock::now();
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const double cpu = ProcCpuSeconds(pid);
+    const double other =
+        std::max(0.0, HostBusySeconds() - host0 - cpu) / std::max(1e-3, Ms(Clock::now() - t0) / 1000);
+    const long rss = StatusKb(pid, "VmRSS:");
+    const long hwm = StatusKb(pid, "VmHWM:");
+    std::printf("(a) run %d: %s\n", run, line.c_str());
+    const auto t_term = Clock::now();
+    kill(pid, SIGTERM);
+    int wstatus = 0;
+    bool exited = false;
+    for (int i = 0; i < 3000; ++i) {  // 30 s
+      if (waitpid(pid, &wstatus, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!exited) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &wstatus, 0);
+    }
+    const double stop = Ms(Clock::now() - t_term);
+    ::close(pipefd[0]);
+    to_line.push_back(Ms(t_line - t0));
+    to_get.push_back(t_get == Clock::time_point{} ? 1e9 : Ms(t_get - t0));
+    self_ms.push_back(self);
+    rss_mb.push_back(static_cast<double>(rss) / 1024.0);
+    stop_ms.push_back(stop);
+    std::printf("(a) run %d: exec -> serving line %.0f ms (server says ready in %.0f ms); exec -> "
+                "first GET 200 %.0f ms; server CPU by then %.2f s (other processes %.2f cores); (b) "
+                "VmRSS after restart %.0f MB (VmHWM %.0f MB); SIGTERM -> exit %.0f ms%s\n",
+                run, to_line.back(), self, to_get.back(), cpu, other, rss_mb.back(),
+                static_cast<double>(hwm) / 1024.0, stop, exited ? "" : " (SIGKILLed)");
+    std::fflush(stdout);
+  }
+  std::printf("(a) start-up, median of %d runs: exec -> serving %.0f ms, exec -> first GET %.0f ms "
+              "(runs: ",
+              runs, Median(to_line), Median(to_get));
+  for (double v : to_get) std::printf("%.0f ", v);
+  std::printf("ms); target serving within 2 s: %s\n", Verdict(Median(to_get), 2000, true).c_str());
+  std::printf("(b) VmRSS right after restart, median %.0f MB; target <= 1 GB: %s\n",
+              Median(rss_mb), Verdict(Median(rss_mb), 1024, true).c_str());
+  return 0;
+}
+
+void Usage() {
+  std::fprintf(stderr,
+               "usage: api_load populate|create|get|list|patch|watch|startup [--flag value]...\n"
+               "  common: --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 [--pid SERVER_PID]\n"
+               "  populate: --conns 16 --segments 10        create: --pods 15000 --runs 2\n"
+               "  get|list|patch: --conns 1,16 --seconds 4 --runs 3\n"
+               "  watch: --watchers 100 --events 20 --resource pods|nodes\n"
+               "  startup: --bin build/kubetaint --data-dir DIR --runs 3\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (argc < 2) {
+    Usage();
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  Flags f;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (!a.starts_with("--") || i + 1 >= argc) {
+      Usage();
+      return 2;
+    }
+    f.values[a.substr(2)] = argv[++i];
+  }
+  g_server_pid = static_cast<pid_t>(f.Int("pid", 0));
+  if (cmd == "populate") return CmdPopulate(f);
+  if (cmd == "create") return CmdCreate(f);
+  if (cmd == "get") return CmdGet(f);
+  if (cmd == "list") return CmdList(f);
+  if (cmd == "patch") return CmdPatch(f);
+  if (cmd == "watch") return CmdWatch(f);
+  if (cmd == "startup") return CmdStartup(f);
+  Usage();
+  return 2;
+}

@@ -38,8 +38,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <random>
@@ -114,7 +114,8 @@ double CpuSeconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-// --- HTTP client -----------------------------------------------------------------------------------
+// --- HTTP client
+// -----------------------------------------------------------------------------------
 
 struct Url {
   std::string host = "127.0.0.1";
@@ -249,9 +250,8 @@ class HttpConn {
     size_t pos = head.find("\r\n");
     while (pos != std::string_view::npos && pos < head.size()) {
       size_t next = head.find("\r\n", pos + 2);
-      std::string_view line = head.substr(pos + 2, next == std::string_view::npos
-                                                       ? std::string_view::npos
-                                                       : next - pos - 2);
+      std::string_view line = head.substr(
+          pos + 2, next == std::string_view::npos ? std::string_view::npos : next - pos - 2);
       std::string_view v;
       if (HeaderIs(line, "content-length", &v)) {
         content_length = std::atol(std::string(v).c_str());
@@ -328,19 +328,24 @@ std::string NodeJson(long i) {
   n += R"("topology.kubernetes.io/region":"bench-1","topology.kubernetes.io/zone":")" + zone +
        R"("},"annotations":{"node.alpha.kubernetes.io/ttl":"0",)";
   n += R"("volumes.kubernetes.io/controller-managed-attach-detach":"true"}},)";
-  n += R"("spec":{"podCIDR":"10.)" + std::to_string(i / 256 % 256) + "." +
-       std::to_string(i % 256) + R"(.0/24","providerID":"kubetaint://)" + name + R"("},)";
+  n += R"("spec":{"podCIDR":"10.)" + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256) +
+       R"(.0/24","providerID":"kubetaint://)" + name + R"("},)";
   n += R"("status":{"capacity":)" + res + R"(,"allocatable":)" + res + R"(,"conditions":[)";
-  n += R"({"type":"MemoryPressure","status":"False","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasSufficientMemory","message":"kubelet has sufficient memory available"},)";
-  n += R"({"type":"DiskPressure","status":"False","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasNoDiskPressure","message":"kubelet has no disk pressure"},)";
-  n += R"({"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletReady","message":"kubelet is posting ready status"}],)";
+  n +=
+      R"({"type":"MemoryPressure","status":"False","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasSufficientMemory","message":"kubelet has sufficient memory available"},)";
+  n +=
+      R"({"type":"DiskPressure","status":"False","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletHasNoDiskPressure","message":"kubelet has no disk pressure"},)";
+  n +=
+      R"({"type":"Ready","status":"True","lastHeartbeatTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z","reason":"KubeletReady","message":"kubelet is posting ready status"}],)";
   n += R"("addresses":[{"type":"InternalIP","address":"10.0.)" + std::to_string(i / 250 % 250) +
        "." + std::to_string(i % 250 + 1) + R"("},{"type":"Hostname","address":")" + name +
        R"("}],)";
   n += R"("daemonEndpoints":{"kubeletEndpoint":{"Port":10250}},)";
-  n += R"("nodeInfo":{"architecture":"amd64","bootID":"","containerRuntimeVersion":"containerd://1.7.0",)";
+  n +=
+      R"("nodeInfo":{"architecture":"amd64","bootID":"","containerRuntimeVersion":"containerd://1.7.0",)";
   n += R"("kernelVersion":"6.1.0","kubeProxyVersion":"v1.31.0","kubeletVersion":"v1.31.0",)";
-  n += R"("machineID":"","operatingSystem":"linux","osImage":"Debian GNU/Linux 12","systemUUID":""}}})";
+  n +=
+      R"("machineID":"","operatingSystem":"linux","osImage":"Debian GNU/Linux 12","systemUUID":""}}})";
   return n;
 }
 
@@ -357,28 +362,42 @@ std::string PodJson(const std::string& ns, const std::string& name, const std::s
   p += R"("labels":{"app":")" + app +
        R"(","pod-template-hash":"5d8f7c9b4d","tier":"frontend","team":"team-)" +
        std::to_string(i % 7) + R"("},)";
-  p += R"("annotations":{"kubectl.kubernetes.io/default-container":"app","prometheus.io/scrape":"true","prometheus.io/port":"9090"},)";
-  p += R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":")" + app +
-       R"(-5d8f7c9b4d","uid":"6c1b7a52-3f0e-4d7b-9a43-2b8f1e0c9d11","controller":true,"blockOwnerDeletion":true}]},)";
+  p +=
+      R"("annotations":{"kubectl.kubernetes.io/default-container":"app","prometheus.io/scrape":"true","prometheus.io/port":"9090"},)";
+  p +=
+      R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":")" + app +
+      R"(-5d8f7c9b4d","uid":"6c1b7a52-3f0e-4d7b-9a43-2b8f1e0c9d11","controller":true,"blockOwnerDeletion":true}]},)";
   p += R"("spec":{"nodeName":")" + node + R"(","containers":[)";
-  p += R"({"name":"app","image":"registry.example.com/team/web:1.27.3","imagePullPolicy":"IfNotPresent",)";
+  p +=
+      R"({"name":"app","image":"registry.example.com/team/web:1.27.3","imagePullPolicy":"IfNotPresent",)";
   p += R"("args":["--port=8080","--log-level=info"],)";
-  p += R"("ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"metrics","containerPort":9090,"protocol":"TCP"}],)";
-  p += R"("env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.name"}}},{"name":"LOG_FORMAT","value":"json"}],)";
-  p += R"("resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"500m","memory":"256Mi"}},)";
-  p += R"("volumeMounts":[{"name":"config","mountPath":"/etc/app","readOnly":true},{"name":"kube-api-access","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount","readOnly":true}],)";
-  p += R"("livenessProbe":{"httpGet":{"path":"/healthz","port":8080,"scheme":"HTTP"},"initialDelaySeconds":10,"periodSeconds":10,"timeoutSeconds":1,"successThreshold":1,"failureThreshold":3},)";
+  p +=
+      R"("ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"metrics","containerPort":9090,"protocol":"TCP"}],)";
+  p +=
+      R"("env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.name"}}},{"name":"LOG_FORMAT","value":"json"}],)";
+  p +=
+      R"("resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"500m","memory":"256Mi"}},)";
+  p +=
+      R"("volumeMounts":[{"name":"config","mountPath":"/etc/app","readOnly":true},{"name":"kube-api-access","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount","readOnly":true}],)";
+  p +=
+      R"("livenessProbe":{"httpGet":{"path":"/healthz","port":8080,"scheme":"HTTP"},"initialDelaySeconds":10,"periodSeconds":10,"timeoutSeconds":1,"successThreshold":1,"failureThreshold":3},)";
   p += R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"},)";
-  p += R"({"name":"proxy","image":"registry.example.com/infra/proxy:2.4.1","imagePullPolicy":"IfNotPresent",)";
+  p +=
+      R"({"name":"proxy","image":"registry.example.com/infra/proxy:2.4.1","imagePullPolicy":"IfNotPresent",)";
   p += R"("ports":[{"name":"proxy","containerPort":15001,"protocol":"TCP"}],)";
-  p += R"("resources":{"requests":{"cpu":"50m","memory":"64Mi"},"limits":{"cpu":"200m","memory":"128Mi"}},)";
+  p +=
+      R"("resources":{"requests":{"cpu":"50m","memory":"64Mi"},"limits":{"cpu":"200m","memory":"128Mi"}},)";
   p += R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],)";
   p += R"("volumes":[{"name":"config","configMap":{"name":"web-config","defaultMode":420}},)";
-  p += R"({"name":"kube-api-access","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}],"defaultMode":420}}],)";
+  p +=
+      R"({"name":"kube-api-access","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}],"defaultMode":420}}],)";
   p += R"("restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst",)";
-  p += R"("serviceAccountName":"default","securityContext":{},"schedulerName":"default-scheduler",)";
-  p += R"("tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
-  p += R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
+  p +=
+      R"("serviceAccountName":"default","securityContext":{},"schedulerName":"default-scheduler",)";
+  p +=
+      R"("tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
+  p +=
+      R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
   p += R"({"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],)";
   p += R"("priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"}})";
   return p;
@@ -412,7 +431,8 @@ double HostBusySeconds() {
 // The server being measured (--pid), for its CPU time per operation; 0 = unknown.
 pid_t g_server_pid = 0;
 
-// --- Closed-loop runner ------------------------------------------------------------------------------
+// --- Closed-loop runner
+// ------------------------------------------------------------------------------
 
 // One operation: fills `request` for op number `op` on connection `conn`, and checks the answer.
 struct Op {
@@ -421,8 +441,8 @@ struct Op {
 };
 
 struct RunResult {
-  std::vector<double> latency_us;          // every successful op
-  std::vector<double> done_at_ms;          // completion time since start, every successful op
+  std::vector<double> latency_us;  // every successful op
+  std::vector<double> done_at_ms;  // completion time since start, every successful op
   long errors = 0;
   double seconds = 0;
   double client_cpu = 0;
@@ -527,13 +547,13 @@ void EnsureNamespace(const Url& url, const std::string& name) {
   const std::string json =
       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + name + R"("}})";
   int s = OneShot(url, Request("POST", "/api/v1/namespaces", "application/json", json), &body);
-  if (s != 201 && s != 409) Die("creating namespace " + name + ": " + std::to_string(s) + " " + body);
+  if (s != 201 && s != 409)
+    Die("creating namespace " + name + ": " + std::to_string(s) + " " + body);
 }
 
 // Creates pods [first, first+count) into `ns_of(i)`; reports the rate overall and per segment.
 RunResult CreatePods(const Url& url, int conns, long first, long count, long nodes,
-                     const std::function<std::string(long)>& ns_of, int segments,
-                     const char* tag) {
+                     const std::function<std::string(long)>& ns_of, int segments, const char* tag) {
   Op op;
   op.make = [&](int, long k, std::string* req) {
     const long i = first + k;
@@ -557,11 +577,12 @@ RunResult CreatePods(const Url& url, int conns, long first, long count, long nod
       rates.push_back(rate);
       std::printf(" %.0f", rate);
     }
-    std::printf(" /s\n%s pod creates/s: median of segments %.0f, min %.0f, overall %.0f; target >= "
-                "10000/s from 16 connections: %s\n",
-                tag, Median(rates), *std::min_element(rates.begin(), rates.end()),
-                static_cast<double>(r.latency_us.size()) / r.seconds,
-                Verdict(Median(rates), 10000, false).c_str());
+    std::printf(
+        " /s\n%s pod creates/s: median of segments %.0f, min %.0f, overall %.0f; target >= "
+        "10000/s from 16 connections: %s\n",
+        tag, Median(rates), *std::min_element(rates.begin(), rates.end()),
+        static_cast<double>(r.latency_us.size()) / r.seconds,
+        Verdict(Median(rates), 10000, false).c_str());
   }
   std::fflush(stdout);
   return r;
@@ -603,15 +624,18 @@ int CmdCreate(const Flags& f) {
   for (int run = 1; run <= runs; ++run) {
     const std::string ns = prefix + "-" + std::to_string(run);
     EnsureNamespace(url, ns);
-    RunResult r = CreatePods(url, conns, 0, pods, nodes, [&](long) { return ns; }, 1, "(f)");
+    RunResult r = CreatePods(
+        url, conns, 0, pods, nodes, [&](long) { return ns; }, 1, "(f)");
     rates.push_back(static_cast<double>(r.latency_us.size()) / r.seconds);
   }
-  std::printf("(f) extra create runs: median %.0f creates/s over %d runs of %ld; target >= 10000/s: %s\n",
-              Median(rates), runs, pods, Verdict(Median(rates), 10000, false).c_str());
+  std::printf(
+      "(f) extra create runs: median %.0f creates/s over %d runs of %ld; target >= 10000/s: %s\n",
+      Median(rates), runs, pods, Verdict(Median(rates), 10000, false).c_str());
   return 0;
 }
 
-// --- get / list / patch ------------------------------------------------------------------------------
+// --- get / list / patch
+// ------------------------------------------------------------------------------
 
 // Runs `op` at each concurrency in --conns, --runs times each, and prints the medians.
 void RunLevels(const Flags& f, const char* tag, const char* what, const Op& op, double p_target_us,
@@ -627,24 +651,25 @@ void RunLevels(const Flags& f, const char* tag, const char* what, const Op& op, 
       PrintRun(tag, what, conns, run, r);
       p50s.push_back(Percentile(r.latency_us, 0.5));
       p99s.push_back(Percentile(r.latency_us, p_quantile));
-      maxes.push_back(r.latency_us.empty()
-                          ? 0
-                          : *std::max_element(r.latency_us.begin(), r.latency_us.end()));
+      maxes.push_back(
+          r.latency_us.empty() ? 0 : *std::max_element(r.latency_us.begin(), r.latency_us.end()));
       rates.push_back(static_cast<double>(r.latency_us.size()) / r.seconds);
       if (r.server_cpu >= 0 && !r.latency_us.empty()) {
         server_us.push_back(r.server_cpu * 1e6 / static_cast<double>(r.latency_us.size()));
       }
     }
     const double value = Median(p99s);
-    std::printf("%s %s conns=%d: median over %d runs: %.0f/s, p50=%.0f us, p99=%.0f us "
-                "(runs: %s), max=%.0f us; target %s: %s",
-                tag, what, conns, runs, Median(rates), Median(p50s), value,
-                [&] {
-                  std::string s;
-                  for (double v : p99s) s += (s.empty() ? "" : "/") + std::to_string(int(v));
-                  return s;
-                }().c_str(),
-                Median(maxes), target_text, Verdict(value, p_target_us, true).c_str());
+    std::printf(
+        "%s %s conns=%d: median over %d runs: %.0f/s, p50=%.0f us, p99=%.0f us "
+        "(runs: %s), max=%.0f us; target %s: %s",
+        tag, what, conns, runs, Median(rates), Median(p50s), value,
+        [&] {
+          std::string s;
+          for (double v : p99s) s += (s.empty() ? "" : "/") + std::to_string(int(v));
+          return s;
+        }()
+            .c_str(),
+        Median(maxes), target_text, Verdict(value, p_target_us, true).c_str());
     if (also_p50_target) {
       std::printf("; p50 %s", Verdict(Median(p50s), p_target_us, true).c_str());
     }
@@ -665,8 +690,9 @@ int CmdGet(const Flags& f) {
       const long p = static_cast<long>(rng() % static_cast<uint64_t>(pods));
       *req = Request("GET", "/api/v1/namespaces/" + PodNamespace(p) + "/pods/" + PodName(p));
     } else {
-      *req = Request("GET", "/api/v1/nodes/" +
-                                NodeName(static_cast<long>(rng() % static_cast<uint64_t>(nodes)) + 1));
+      *req =
+          Request("GET", "/api/v1/nodes/" +
+                             NodeName(static_cast<long>(rng() % static_cast<uint64_t>(nodes)) + 1));
     }
   };
   op.ok = [](int s, const std::string&) { return s == 200; };
@@ -680,8 +706,9 @@ int CmdList(const Flags& f) {
   Op op;
   op.make = [&](int conn, long, std::string* req) {
     thread_local std::mt19937_64 rng(static_cast<uint64_t>(conn) * 104729 + 5);
-    *req = Request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" +
-                              NodeName(static_cast<long>(rng() % static_cast<uint64_t>(nodes)) + 1));
+    *req =
+        Request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" +
+                           NodeName(static_cast<long>(rng() % static_cast<uint64_t>(nodes)) + 1));
   };
   std::atomic<long> wrong{0};
   std::atomic<long> checked{0};
@@ -716,8 +743,9 @@ int CmdPatch(const Flags& f) {
     const long per = nodes / conns_now;
     const long node = conn * per + static_cast<long>(rng() % static_cast<uint64_t>(per)) + 1;
     const long s = seq.fetch_add(1);
-    std::string body = R"({"spec":{"taints":[{"effect":"NoSchedule","key":"bench.kubetaint.io/load","value":"v)" +
-                       std::to_string(s) + R"("}]}})";
+    std::string body =
+        R"({"spec":{"taints":[{"effect":"NoSchedule","key":"bench.kubetaint.io/load","value":"v)" +
+        std::to_string(s) + R"("}]}})";
     if (s % 4 == 3) body = R"({"spec":{"taints":null}})";  // sometimes untaint, as kubectl taint -
     *req = Request("PATCH", "/api/v1/nodes/" + NodeName(node),
                    "application/strategic-merge-patch+json", body);
@@ -732,7 +760,8 @@ int CmdPatch(const Flags& f) {
   return 0;
 }
 
-// --- watch -----------------------------------------------------------------------------------------------
+// --- watch
+// -----------------------------------------------------------------------------------------------
 
 std::string ResourceVersionOf(const std::string& body) {
   const std::string key = "\"resourceVersion\":\"";
@@ -777,9 +806,9 @@ int CmdWatch(const Flags& f) {
     epoll_ctl(ep, EPOLL_CTL_ADD, conns[w]->fd(), &ev);
   }
   std::mutex mu;
-  std::string marker;                         // guarded by mu
+  std::string marker;                             // guarded by mu
   std::vector<Clock::time_point> seen(watchers);  // guarded by mu
-  int seen_count = 0;                         // guarded by mu
+  int seen_count = 0;                             // guarded by mu
   std::atomic<bool> stop{false};
   std::atomic<long> closed{0};
   std::vector<std::string> bufs(watchers);
@@ -869,41 +898,45 @@ int CmdWatch(const Flags& f) {
     }
     write_ms.push_back(Ms(t1 - t0));
     from_req_p50.push_back(Median(req_lat));
-    from_req_max.push_back(req_lat.empty() ? 1e9 : *std::max_element(req_lat.begin(), req_lat.end()));
+    from_req_max.push_back(req_lat.empty() ? 1e9
+                                           : *std::max_element(req_lat.begin(), req_lat.end()));
     from_resp_p50.push_back(Median(resp_lat));
     from_resp_max.push_back(resp_lat.empty() ? 1e9
                                              : *std::max_element(resp_lat.begin(), resp_lat.end()));
-    std::printf("(g) event %d: write %.2f ms; %zu/%d watchers got it; from request start p50 %.2f "
-                "ms max %.2f ms; from response p50 %.2f ms max %.2f ms\n",
-                e, Ms(t1 - t0), req_lat.size(), watchers, from_req_p50.back(), from_req_max.back(),
-                from_resp_p50.back(), from_resp_max.back());
+    std::printf(
+        "(g) event %d: write %.2f ms; %zu/%d watchers got it; from request start p50 %.2f "
+        "ms max %.2f ms; from response p50 %.2f ms max %.2f ms\n",
+        e, Ms(t1 - t0), req_lat.size(), watchers, from_req_p50.back(), from_req_max.back(),
+        from_resp_p50.back(), from_resp_max.back());
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   stop.store(true);
   reader.join();
   ::close(ep);
   conns.clear();
-  std::printf("(g) %s: %d watchers, %d events, medians over events: write %.2f ms; from request "
-              "start p50 %.2f ms, max %.2f ms (worst event %.2f ms); from the write's response "
-              "p50 %.2f ms, max %.2f ms; events not seen by all: %d; streams closed early: %ld; "
-              "target all 100 within 10 ms: %s\n",
-              resource.c_str(), watchers, events, Median(write_ms), Median(from_req_p50),
-              Median(from_req_max), *std::max_element(from_req_max.begin(), from_req_max.end()),
-              Median(from_resp_p50), Median(from_resp_max), missed_events, closed.load(),
-              Verdict(Median(from_req_max), 10, true).c_str());
+  std::printf(
+      "(g) %s: %d watchers, %d events, medians over events: write %.2f ms; from request "
+      "start p50 %.2f ms, max %.2f ms (worst event %.2f ms); from the write's response "
+      "p50 %.2f ms, max %.2f ms; events not seen by all: %d; streams closed early: %ld; "
+      "target all 100 within 10 ms: %s\n",
+      resource.c_str(), watchers, events, Median(write_ms), Median(from_req_p50),
+      Median(from_req_max), *std::max_element(from_req_max.begin(), from_req_max.end()),
+      Median(from_resp_p50), Median(from_resp_max), missed_events, closed.load(),
+      Verdict(Median(from_req_max), 10, true).c_str());
   for (const std::string& name : probes) {
     (void)writer.RoundTrip(Request("DELETE", "/api/v1/namespaces/ns-0/pods/" + name), &body);
   }
   if (resource == "nodes") {
-    (void)writer.RoundTrip(Request("PATCH", "/api/v1/nodes/node-1",
-                                   "application/strategic-merge-patch+json",
-                                   R"({"metadata":{"labels":{"bench.kubetaint.io/probe":null}}})"),
-                           &body);
+    (void)writer.RoundTrip(
+        Request("PATCH", "/api/v1/nodes/node-1", "application/strategic-merge-patch+json",
+                R"({"metadata":{"labels":{"bench.kubetaint.io/probe":null}}})"),
+        &body);
   }
   return 0;
 }
 
-// --- startup -------------------------------------------------------------------------------------------
+// --- startup
+// -------------------------------------------------------------------------------------------
 
 long StatusKb(pid_t pid, const char* field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -932,8 +965,8 @@ int CmdStartup(const Flags& f) {
       dup2(pipefd[1], 1);
       const int devnull = ::open("/dev/null", O_WRONLY);
       if (devnull >= 0) dup2(devnull, 2);
-      const char* argv[] = {bin.c_str(), "serve",      "--listen", "127.0.0.1:0", "--data-dir",
-                            dir.c_str(), "--store",    "sqlite",   nullptr};
+      const char* argv[] = {bin.c_str(), "serve",   "--listen", "127.0.0.1:0", "--data-dir",
+                            dir.c_str(), "--store", "sqlite",   nullptr};
       execv(bin.c_str(), const_cast<char* const*>(argv));
       _exit(127);
     }
@@ -978,8 +1011,8 @@ int CmdStartup(const Flags& f) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     const double cpu = ProcCpuSeconds(pid);
-    const double other =
-        std::max(0.0, HostBusySeconds() - host0 - cpu) / std::max(1e-3, Ms(Clock::now() - t0) / 1000);
+    const double other = std::max(0.0, HostBusySeconds() - host0 - cpu) /
+                         std::max(1e-3, Ms(Clock::now() - t0) / 1000);
     const long rss = StatusKb(pid, "VmRSS:");
     const long hwm = StatusKb(pid, "VmHWM:");
     std::printf("(a) run %d: %s\n", run, line.c_str());
@@ -1005,31 +1038,34 @@ int CmdStartup(const Flags& f) {
     self_ms.push_back(self);
     rss_mb.push_back(static_cast<double>(rss) / 1024.0);
     stop_ms.push_back(stop);
-    std::printf("(a) run %d: exec -> serving line %.0f ms (server says ready in %.0f ms); exec -> "
-                "first GET 200 %.0f ms; server CPU by then %.2f s (other processes %.2f cores); (b) "
-                "VmRSS after restart %.0f MB (VmHWM %.0f MB); SIGTERM -> exit %.0f ms%s\n",
-                run, to_line.back(), self, to_get.back(), cpu, other, rss_mb.back(),
-                static_cast<double>(hwm) / 1024.0, stop, exited ? "" : " (SIGKILLed)");
+    std::printf(
+        "(a) run %d: exec -> serving line %.0f ms (server says ready in %.0f ms); exec -> "
+        "first GET 200 %.0f ms; server CPU by then %.2f s (other processes %.2f cores); (b) "
+        "VmRSS after restart %.0f MB (VmHWM %.0f MB); SIGTERM -> exit %.0f ms%s\n",
+        run, to_line.back(), self, to_get.back(), cpu, other, rss_mb.back(),
+        static_cast<double>(hwm) / 1024.0, stop, exited ? "" : " (SIGKILLed)");
     std::fflush(stdout);
   }
-  std::printf("(a) start-up, median of %d runs: exec -> serving %.0f ms, exec -> first GET %.0f ms "
-              "(runs: ",
-              runs, Median(to_line), Median(to_get));
+  std::printf(
+      "(a) start-up, median of %d runs: exec -> serving %.0f ms, exec -> first GET %.0f ms "
+      "(runs: ",
+      runs, Median(to_line), Median(to_get));
   for (double v : to_get) std::printf("%.0f ", v);
   std::printf("ms); target serving within 2 s: %s\n", Verdict(Median(to_get), 2000, true).c_str());
-  std::printf("(b) VmRSS right after restart, median %.0f MB; target <= 1 GB: %s\n",
-              Median(rss_mb), Verdict(Median(rss_mb), 1024, true).c_str());
+  std::printf("(b) VmRSS right after restart, median %.0f MB; target <= 1 GB: %s\n", Median(rss_mb),
+              Verdict(Median(rss_mb), 1024, true).c_str());
   return 0;
 }
 
 void Usage() {
-  std::fprintf(stderr,
-               "usage: api_load populate|create|get|list|patch|watch|startup [--flag value]...\n"
-               "  common: --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 [--pid SERVER_PID]\n"
-               "  populate: --conns 16 --segments 10        create: --pods 15000 --runs 2\n"
-               "  get|list|patch: --conns 1,16 --seconds 4 --runs 3\n"
-               "  watch: --watchers 100 --events 20 --resource pods|nodes\n"
-               "  startup: --bin build/kubetaint --data-dir DIR --runs 3\n");
+  std::fprintf(
+      stderr,
+      "usage: api_load populate|create|get|list|patch|watch|startup [--flag value]...\n"
+      "  common: --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 [--pid SERVER_PID]\n"
+      "  populate: --conns 16 --segments 10        create: --pods 15000 --runs 2\n"
+      "  get|list|patch: --conns 1,16 --seconds 4 --runs 3\n"
+      "  watch: --watchers 100 --events 20 --resource pods|nodes\n"
+      "  startup: --bin build/kubetaint --data-dir DIR --runs 3\n");
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 
 #include "cli/check.h"
 #include "cli/serve.h"
-#include "core/version.h"
 #include "core/feature_gates.h"
+#include "core/version.h"
 
 namespace {
 
@@ -36,17 +36,19 @@ int main(int argc, char** argv) {
   std::string feature_gates;
   CLI::App* check = app.add_subcommand(
       "check", "Report, for every pod in the manifests, which nodes it can run on and why not");
-  check->add_option("-f,--filename", check_options.files,
-                    "Manifest file (YAML or JSON; multi-document, kind: List); repeatable")
+  check
+      ->add_option("-f,--filename", check_options.files,
+                   "Manifest file (YAML or JSON; multi-document, kind: List); repeatable")
       ->required()
       ->allow_extra_args(false);
   check->add_option("-o,--output", check_options.output, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
   check->add_option("--feature-gates", feature_gates,
                     "Feature gates, e.g. TaintTolerationComparisonOperators=true");
-  check->add_option("--taint", check_options.taint_changes,
-                    "What-if: change a node's taints before checking, NODE=SPEC in the kubectl "
-                    "taint grammar (key=value:Effect, key:Effect-, key-); repeatable")
+  check
+      ->add_option("--taint", check_options.taint_changes,
+                   "What-if: change a node's taints before checking, NODE=SPEC in the kubectl "
+                   "taint grammar (key=value:Effect, key:Effect-, key-); repeatable")
       ->allow_extra_args(false);
 
   kt::cli::ServeOptions serve_options;
@@ -55,7 +57,9 @@ int main(int argc, char** argv) {
       "serve", "Run the Kubernetes API server that kubectl talks to, until SIGINT or SIGTERM");
   serve->add_option("--listen", serve_options.listen, "HOST:PORT to listen on; port 0 picks one")
       ->capture_default_str();
-  serve->add_option("--data-dir", serve_options.data_dir, "Directory for the database and kubeconfig")
+  serve
+      ->add_option("--data-dir", serve_options.data_dir,
+                   "Directory for the database and kubeconfig")
       ->capture_default_str();
   serve->add_option("--store", serve_options.store, "Storage backend: sqlite or memory")
       ->check(CLI::IsMember({"sqlite", "memory"}))
@@ -69,8 +73,16 @@ int main(int argc, char** argv) {
   serve->add_option("-v,--v", serve_options.verbosity,
                     "Log verbosity (upstream levels; 2 and above log every request)");
 
+  // Upstream components take `-v=2`; CLI11 reads `=` only after long names, so give it `--v=2`.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
+    std::string arg = argv[i];
+    if (arg.rfind("-v=", 0) == 0) arg.insert(0, "-");
+    args.push_back(std::move(arg));
+  }
+
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -60,6 +60,10 @@ Result<rapidjson::Document> ParseJson(std::string_view bytes);
 // ParseJson for bytes this process produced or already validated (stored objects): the same
 // result, without re-validating UTF-8.
 Result<rapidjson::Document> ParseTrustedJson(std::string_view bytes);
+// ParseTrustedJson that parses `buffer` in place, the fast path of decoding stored objects: the
+// document's strings are not copied but point into `buffer`, which the parse overwrites and
+// which must outlive the document. Nesting is still limited (recursion is bounded by it).
+Result<rapidjson::Document> ParseTrustedJsonInPlace(std::string& buffer);
 
 // Parses the JSON value that starts at `bytes` and stops after it, setting *consumed to the
 // number of bytes read (for streams of concatenated values). Offsets in errors are reported

@@ -134,6 +134,10 @@ TEST(CodecPodTest, DecodesRealisticPod) {
   EXPECT_EQ(st.host_ip, "10.0.3.17");
   EXPECT_EQ(st.pod_ip, "10.244.5.23");
   EXPECT_EQ(st.start_time, "2025-11-02T09:14:07Z");
+  // Read by field selectors only.
+  EXPECT_EQ(s.restart_policy, "Always");
+  EXPECT_EQ(s.service_account_name, "web");
+  EXPECT_EQ(st.pod_ips, std::vector<std::string>{"10.244.5.23"});
 }
 
 TEST(CodecPodTest, SetNodeNameChangesOnlyThatField) {
@@ -962,6 +966,32 @@ TEST(CodecBadInputTest, MutatedBytesNeverCrash) {
       EXPECT_TRUE(ParseJson(EncodeJson(*doc)).has_value());
     }
   }
+}
+
+TEST(CodecParseTest, InPlaceParsingOfTrustedBytesGivesTheSameDocument) {
+  const std::string original = ReadTestFile("pod.json");
+  std::string buffer = original;
+  Result<Document> in_place = ParseTrustedJsonInPlace(buffer);
+  ASSERT_TRUE(in_place.has_value()) << in_place.error().message();
+  Result<Document> copied = ParseTrustedJson(original);
+  ASSERT_TRUE(copied.has_value());
+  EXPECT_TRUE(*in_place == *copied);
+  EXPECT_EQ(EncodeJson(*in_place), EncodeJson(*copied));
+
+  std::string trailing = R"({"a":1} x)";
+  EXPECT_EQ(ParseTrustedJsonInPlace(trailing).error().message(),
+            "invalid JSON at offset 8: The document root must not be followed by other values");
+  std::string nul(R"({"a":1})"
+                  "\0"
+                  "{}",
+                  10);
+  EXPECT_FALSE(ParseTrustedJsonInPlace(nul).has_value());
+  // Nesting is limited here too (this parse recurses).
+  std::string deep = std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  EXPECT_EQ(ParseTrustedJsonInPlace(deep).error().message(),
+            "invalid JSON at offset 1001: exceeded max depth of 1000");
+  std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(ParseTrustedJsonInPlace(ok).has_value());
 }
 
 TEST(CodecParseTest, PrefixParsingForStreams) {

@@ -140,6 +140,9 @@ struct PodSpec {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   ResourceList overhead;
+  // Read only by field selectors (spec.restartPolicy, spec.serviceAccountName).
+  std::string restart_policy;
+  std::string service_account_name;
 };
 
 struct Condition {
@@ -158,6 +161,7 @@ struct PodStatus {
   std::string nominated_node_name;
   std::string host_ip;
   std::string pod_ip;
+  std::vector<std::string> pod_ips;  // status.podIPs[*].ip; [0] is the status.podIP field label
   std::string start_time;
 };
 

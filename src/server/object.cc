@@ -16,41 +16,165 @@ constexpr std::string_view kMetadataOpen = "\"metadata\":{";
 
 }  // namespace
 
+const api::ObjectMeta* TypedObject::meta() const {
+  return std::visit(
+      [](const auto& v) -> const api::ObjectMeta* {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+          return nullptr;
+        } else {
+          return &v->meta;
+        }
+      },
+      view_);
+}
+
 const api::ObjectMeta& StoredObject::meta() const {
   static const api::ObjectMeta* empty = new api::ObjectMeta();
-  const api::ObjectMeta* m = MetaOf(typed);
+  const api::ObjectMeta* m = typed.meta();
   return m ? *m : *empty;
 }
 
+namespace {
+
+std::string_view BoolText(bool b) { return b ? "true" : "false"; }
+
+// Upstream's pod field set (pkg/registry/core/pod/strategy.go PodToSelectableFields).
+std::string_view PodField(const api::Pod& pod, api::fields::Field f) {
+  using api::fields::Field;
+  switch (f) {
+    case Field::kSpecNodeName:
+      return pod.spec.node_name;
+    case Field::kSpecRestartPolicy:
+      return pod.spec.restart_policy;
+    case Field::kSpecSchedulerName:
+      return pod.spec.scheduler_name;
+    case Field::kSpecServiceAccountName:
+      return pod.spec.service_account_name;
+    case Field::kSpecHostNetwork:
+      return BoolText(pod.spec.host_network);
+    case Field::kStatusPhase:
+      return pod.status.phase;
+    case Field::kStatusPodIP:
+      // status.podIPs[0] when there is one, as upstream; else the legacy status.podIP.
+      return pod.status.pod_ips.empty() ? std::string_view(pod.status.pod_ip)
+                                        : std::string_view(pod.status.pod_ips.front());
+    case Field::kStatusNominatedNodeName:
+      return pod.status.nominated_node_name;
+    default:
+      return {};
+  }
+}
+
+std::string_view EventField(const api::Event& ev, api::fields::Field f) {
+  using api::fields::Field;
+  const api::ObjectReference& o = ev.involved_object;
+  switch (f) {
+    case Field::kInvolvedObjectKind:
+      return o.kind;
+    case Field::kInvolvedObjectNamespace:
+      return o.namespace_;
+    case Field::kInvolvedObjectName:
+      return o.name;
+    case Field::kInvolvedObjectUid:
+      return o.uid;
+    case Field::kInvolvedObjectApiVersion:
+      return o.api_version;
+    case Field::kInvolvedObjectResourceVersion:
+      return o.resource_version;
+    case Field::kInvolvedObjectFieldPath:
+      return o.field_path;
+    case Field::kReason:
+      return ev.reason;
+    case Field::kReportingComponent:
+      return ev.reporting_component;
+    case Field::kSource:
+      return ev.source_component.empty() ? ev.reporting_component : ev.source_component;
+    case Field::kType:
+      return ev.type;
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
+// Computed at match time rather than kept per object: every value is a member of the typed
+// view (or a constant), so this costs a switch, and the cache holds no second copy of them.
+// It must agree with api::fields::FieldValue on the object's JSON for every field in the
+// kind's ResourceInfo::fields (object_test.cc checks it).
 std::string_view StoredObject::Field(api::fields::Field f) const {
   using api::fields::Field;
   if (f == Field::kMetadataName) return meta().name;
   if (f == Field::kMetadataNamespace) return meta().namespace_;
-  for (const auto& [field, value] : fields) {
-    if (field == f) return value;
+  if (const api::Pod* pod = typed.Get<api::Pod>()) return PodField(*pod, f);
+  if (const api::Node* node = typed.Get<api::Node>()) {
+    return f == Field::kSpecUnschedulable ? BoolText(node->spec.unschedulable) : "";
   }
+  if (const api::Namespace* ns = typed.Get<api::Namespace>()) {
+    return f == Field::kStatusPhase ? std::string_view(ns->phase) : "";
+  }
+  if (const api::Event* ev = typed.Get<api::Event>()) return EventField(*ev, f);
   return {};
+}
+
+namespace {
+
+constexpr std::string_view kResourceVersionOpen = "\"resourceVersion\":\"";
+
+// Where the members of the storage format's metadata object begin (just after
+// `"metadata":{`), or npos when the bytes are not in the storage format. "metadata" comes right
+// after two short string members, so its first occurrence is the member itself (a string value
+// cannot hold an unescaped quote).
+size_t MetadataBody(std::string_view bytes) {
+  const size_t pos = bytes.find(kMetadataOpen);
+  if (pos == std::string_view::npos || pos >= 256) return std::string_view::npos;
+  return pos + kMetadataOpen.size();
+}
+
+}  // namespace
+
+bool HasResourceVersion(std::string_view bytes, store::Revision revision) {
+  const size_t body = MetadataBody(bytes);
+  if (body == std::string_view::npos) return false;
+  std::string_view rest = bytes.substr(body);
+  if (!rest.starts_with(kResourceVersionOpen)) return false;
+  rest.remove_prefix(kResourceVersionOpen.size());
+  const std::string rv = std::to_string(revision);
+  return rest.starts_with(rv) && rest.substr(rv.size()).starts_with('"');
 }
 
 std::string WithResourceVersion(std::string_view stored, store::Revision revision) {
   const std::string rv = std::to_string(revision);
-  // In the storage format "metadata" comes right after two short string members, so its first
-  // occurrence is the member itself (a string value cannot hold an unescaped quote).
-  size_t pos = stored.find(kMetadataOpen);
-  if (pos != std::string_view::npos && pos < 256) {
-    pos += kMetadataOpen.size();
-    const bool empty = pos < stored.size() && stored[pos] == '}';
+  const size_t body = MetadataBody(stored);
+  if (body != std::string_view::npos) {
+    std::string_view rest = stored.substr(body);
+    // Stamped bytes: replace the value (a DELETED event's last state, a dry run).
+    if (rest.starts_with(kResourceVersionOpen)) {
+      const size_t value = body + kResourceVersionOpen.size();
+      const size_t close = stored.find('"', value);
+      if (close != std::string_view::npos) {
+        std::string out;
+        out.reserve(stored.size() + rv.size());
+        out.append(stored.substr(0, value)).append(rv).append(stored.substr(close));
+        return out;
+      }
+    }
+    const bool empty = !rest.empty() && rest.front() == '}';
     std::string out;
     out.reserve(stored.size() + rv.size() + 24);
-    out.append(stored.substr(0, pos));
-    out.append("\"resourceVersion\":\"").append(rv).append(empty ? "\"" : "\",");
-    out.append(stored.substr(pos));
+    out.append(stored.substr(0, body));
+    out.append(kResourceVersionOpen).append(rv).append(empty ? "\"" : "\",");
+    out.append(rest);
     return out;
   }
   Result<rapidjson::Document> doc = api::ParseJson(stored);
   if (!doc || !doc->IsObject()) return std::string(stored);
   (void)api::SetResourceVersion(*doc, rv);
   return api::EncodeJson(*doc);
+}
+
+store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value) {
+  return store::MakeBytes(WithResourceVersion(*value, revision));
 }
 
 std::string EncodeForStorage(const rapidjson::Value& object) {
@@ -111,37 +235,33 @@ Result<TypedObject> DecodeTyped(Resource resource, const rapidjson::Value& objec
   return Err(Internal("unknown resource"));
 }
 
-const api::ObjectMeta* MetaOf(const TypedObject& typed) {
-  return std::visit(
-      [](const auto& v) -> const api::ObjectMeta* {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
-          return nullptr;
-        } else {
-          return &v.meta;
-        }
-      },
-      typed);
-}
-
 Result<ObjectPtr> MakeStoredObject(const ResourceInfo& info, std::string key,
-                                   std::string_view stored, store::Revision revision,
+                                   const store::Bytes& stored, store::Revision revision,
                                    store::Revision create_revision) {
   auto obj = std::make_shared<StoredObject>();
   obj->resource = info.resource;
-  obj->json = store::MakeBytes(WithResourceVersion(stored, revision));
+  const std::string_view bytes = stored ? std::string_view(*stored) : std::string_view();
+  // Stamped by the registry's write: serve the store's buffer itself.
+  obj->json = stored && HasResourceVersion(bytes, revision)
+                  ? stored
+                  : store::MakeBytes(WithResourceVersion(bytes, revision));
   obj->revision = revision;
   obj->create_revision = create_revision;
   obj->key = std::move(key);
-  Result<rapidjson::Document> doc = api::ParseTrustedJson(*obj->json);
-  if (!doc) return Err(doc.error());
-  if (!doc->IsObject()) return Err(BadRequest("stored object is not a JSON object"));
-  Result<TypedObject> typed = DecodeTyped(info.resource, *doc);
+  // Parsed in place in a per-thread scratch copy: the served bytes stay untouched, and the
+  // document's strings need no copies of their own (most of the cost of a start-up).
+  thread_local std::string scratch;
+  scratch.assign(*obj->json);
+  Result<TypedObject> typed = [&]() -> Result<TypedObject> {
+    Result<rapidjson::Document> doc = api::ParseTrustedJsonInPlace(scratch);
+    if (!doc) return Err(doc.error());
+    if (!doc->IsObject()) return Err(BadRequest("stored object is not a JSON object"));
+    return DecodeTyped(info.resource, *doc);
+  }();
+  // A rare huge object must not stay pinned in every thread that once decoded one.
+  if (scratch.capacity() > (64 << 10)) std::string().swap(scratch);
   if (!typed) return Err(typed.error());
   obj->typed = std::move(*typed);
-  obj->fields.reserve(info.fields.size());
-  for (api::fields::Field f : info.fields) {
-    obj->fields.emplace_back(f, std::string(api::fields::FieldValue(*doc, f)));
-  }
   return ObjectPtr(std::move(obj));
 }
 

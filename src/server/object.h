@@ -1,11 +1,17 @@
 // Objects as the API server holds them.
 //
 // Storage format: the store keeps each object as JSON whose first three members are "kind",
-// "apiVersion" and "metadata", with no metadata.resourceVersion — like etcd behind
-// kube-apiserver, the resourceVersion is the store revision, known only once the write commits.
-// When an object enters the watch cache (or a write is answered) the revision is spliced into
-// the bytes right after `"metadata":{`: one copy per write, and those served bytes are then
-// shared by every GET, LIST and watch event.
+// "apiVersion" and "metadata", and whose metadata opens with "resourceVersion":"<revision>",
+// the store revision of the write that stored it. That revision is known only once the store's
+// committer accepts the write, so the registry hands the store the object without it
+// (EncodeForStorage) plus a stamp (StampResourceVersion, a store::ValueStamp) that splices it in
+// right after `"metadata":{`. The store keeps, persists, returns and watches those stamped bytes,
+// and the watch cache serves them as they are: each object's bytes exist once, shared by the
+// store, its history, the cache, every GET, LIST and watch event.
+// Values stored before the stamp existed carry no resourceVersion: MakeStoredObject splices it
+// into a copy of those (as it did for every object then), so old data dirs keep working. (The
+// other way round, a kubetaint from before the stamp would serve stamped values with a second,
+// equal resourceVersion member spliced in front of the first.)
 //
 // Thread safety: a StoredObject is immutable once built and shared by shared_ptr.
 #pragma once
@@ -27,47 +33,78 @@
 
 namespace kt::server {
 
-using TypedObject = std::variant<std::monostate, api::Namespace, api::Node, api::Pod, api::Event,
-                                 api::Lease, api::PriorityClass, api::DaemonSet>;
+// The typed view of one object: one of the kinds below, or empty. Held by pointer, so that an
+// object pays for its own kind's view and not for the largest one (a DaemonSet is a third larger
+// than a Pod), and so that copies of a StoredObject (DELETED events) share it. Immutable.
+class TypedObject {
+ public:
+  TypedObject() = default;
+  template <class T>
+  explicit TypedObject(T view) : view_(std::make_shared<const T>(std::move(view))) {}
+
+  // The view if it is a T, else nullptr.
+  template <class T>
+  const T* Get() const {
+    const auto* p = std::get_if<std::shared_ptr<const T>>(&view_);
+    return p != nullptr ? p->get() : nullptr;
+  }
+  bool empty() const { return view_.index() == 0; }
+  // The object's metadata; nullptr when empty.
+  const api::ObjectMeta* meta() const;
+
+ private:
+  template <class... T>
+  using Views = std::variant<std::monostate, std::shared_ptr<const T>...>;
+  Views<api::Namespace, api::Node, api::Pod, api::Event, api::Lease, api::PriorityClass,
+        api::DaemonSet>
+      view_;
+};
 
 struct StoredObject {
   Resource resource;
-  store::Bytes json;         // served bytes, metadata.resourceVersion included
+  // Served bytes, metadata.resourceVersion included; normally the store's own buffer.
+  store::Bytes json;
   store::Revision revision;  // the object's mod revision = resourceVersion
   store::Revision create_revision;
   std::string key;
-  // Values of the kind's field labels (besides metadata.name / metadata.namespace).
-  std::vector<std::pair<api::fields::Field, std::string>> fields;
   TypedObject typed;
 
   // name, namespace, uid, labels, ... (resourceVersion set), from the typed view.
   const api::ObjectMeta& meta() const;
+  // The value of a field label of the object's kind, as upstream's field set has it ("" for a
+  // field the kind does not have), computed from the typed view. Valid as long as the object.
   std::string_view Field(api::fields::Field f) const;
   template <class T>
   const T* As() const {
-    return std::get_if<T>(&typed);
+    return typed.Get<T>();
   }
 };
 
 using ObjectPtr = std::shared_ptr<const StoredObject>;
 
-// The served form of stored bytes: `"resourceVersion":"<rev>"` inserted after `"metadata":{`.
-// Falls back to a parse and rewrite if the bytes are not in the storage format.
+// The served form of stored bytes: `"resourceVersion":"<rev>"` as the first member of metadata,
+// inserted after `"metadata":{` (or replacing one already there). Falls back to a parse and
+// rewrite if the bytes are not in the storage format.
 std::string WithResourceVersion(std::string_view stored, store::Revision revision);
+// Whether `bytes` already carry `revision` as their resourceVersion, in the storage format.
+bool HasResourceVersion(std::string_view bytes, store::Revision revision);
+// The store::ValueStamp of the registry's writes: the WithResourceVersion form of `value`.
+store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value);
 
-// Encodes `object` in the storage format: kind, apiVersion, metadata first (resourceVersion
-// dropped), then every other member as it is.
+// Encodes `object` in the storage format without its resourceVersion (which
+// StampResourceVersion adds): kind, apiVersion, metadata first, then every other member as it is.
 std::string EncodeForStorage(const rapidjson::Value& object);
 
-// Builds the cached form of an object from its stored bytes and revisions: splices the
-// resourceVersion, decodes the typed view and the field-selector values.
+// Builds the cached form of an object from its stored bytes and revisions, and decodes its
+// typed view. Bytes stamped with `revision` are shared as they are; older, unstamped bytes are
+// copied with the resourceVersion spliced in.
 Result<ObjectPtr> MakeStoredObject(const ResourceInfo& info, std::string key,
-                                   std::string_view stored, store::Revision revision,
+                                   const store::Bytes& stored, store::Revision revision,
                                    store::Revision create_revision);
 
 // Decodes the typed view of a resource's object.
 Result<TypedObject> DecodeTyped(Resource resource, const rapidjson::Value& object);
 // The object's metadata from its typed view.
-const api::ObjectMeta* MetaOf(const TypedObject& typed);
+inline const api::ObjectMeta* MetaOf(const TypedObject& typed) { return typed.meta(); }
 
 }  // namespace kt::server

@@ -230,20 +230,20 @@ FieldErrorList Validate(const ResourceInfo& info, const Value& doc, const TypedO
   if (const api::ObjectMeta* meta = MetaOf(typed)) ValidateMeta(info, *meta, errs);
   switch (info.resource) {
     case Resource::kNodes: {
-      const api::Node& node = std::get<api::Node>(typed);
+      const api::Node& node = *typed.Get<api::Node>();
       FieldErrorList e = ValidateNodeTaints(node.spec.taints, "metadata.taints");
       errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
       break;
     }
     case Resource::kPods: {
-      const api::Pod& pod = std::get<api::Pod>(typed);
+      const api::Pod& pod = *typed.Get<api::Pod>();
       auto spec = doc.FindMember("spec");
       if (spec == doc.MemberEnd() || !spec->value.IsObject()) {
         errs.push_back(FieldError::Required("spec.containers"));
         break;
       }
       if (old_typed != nullptr) {
-        const api::Pod& old = std::get<api::Pod>(*old_typed);
+        const api::Pod& old = *old_typed->Get<api::Pod>();
         Document scratch;
         if (MaskedPodSpec(doc, scratch.GetAllocator()) !=
             MaskedPodSpec(*old_doc, scratch.GetAllocator())) {
@@ -263,7 +263,7 @@ FieldErrorList Validate(const ResourceInfo& info, const Value& doc, const TypedO
       break;
     }
     case Resource::kDaemonSets: {
-      const api::DaemonSet& ds = std::get<api::DaemonSet>(typed);
+      const api::DaemonSet& ds = *typed.Get<api::DaemonSet>();
       if (!ds.selector) errs.push_back(FieldError::Required("spec.selector"));
       FieldErrorList e =
           ValidateTolerations(ds.template_.spec.tolerations, "spec.template.spec.tolerations",
@@ -459,17 +459,20 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
     }
     return done(store::MakeBytes(WithResourceVersion(stored, current->revision)));
   }
-  auto bytes = store::MakeBytes(std::move(stored));
-  auto on_done = [&info, name, bytes, done = std::move(done)](Result<store::WriteResult> r) {
+  auto on_done = [&info, name, done = std::move(done)](Result<store::WriteResult> r) {
     if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
-    done(store::MakeBytes(WithResourceVersion(*bytes, r->revision)));
+    // The stamped bytes: the very buffer the store and the watch cache hold.
+    done(std::move(r->value));
   };
-  std::string key = ObjectKey(info, namespace_, name);
-  if (current) {
-    store_->UpdateAsync(std::move(key), bytes, current->revision, std::move(on_done));
-  } else {
-    store_->CreateAsync(std::move(key), bytes, std::move(on_done));
-  }
+  // The store stamps the resourceVersion in once the revision is known (object.h), so the
+  // object exists once in memory rather than once unstamped in the store and once served.
+  store_->Write(store::WriteOp{.type = current ? store::WriteOp::Type::kUpdate
+                                               : store::WriteOp::Type::kCreate,
+                               .key = ObjectKey(info, namespace_, name),
+                               .value = store::MakeBytes(std::move(stored)),
+                               .expected_mod_revision = current ? current->revision : 0,
+                               .stamp = StampResourceVersion},
+                std::move(on_done));
 }
 
 void Registry::Update(const ResourceInfo& info, std::string namespace_, std::string name,

@@ -18,6 +18,7 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 
 // `object` with its served bytes carrying `revision` instead of its own resourceVersion: the
 // form of DELETED events (upstream sends the last state at the deletion's resourceVersion).
+// One copy of the bytes per delete; the typed view is shared with `object`.
 ObjectPtr AtRevision(const ObjectPtr& object, store::Revision revision) {
   auto copy = std::make_shared<StoredObject>(*object);
   const std::string& json = *object->json;
@@ -34,7 +35,6 @@ ObjectPtr AtRevision(const ObjectPtr& object, store::Revision revision) {
   }
   copy->json = store::MakeBytes(std::move(out));
   copy->revision = revision;
-  copy->typed = object->typed;
   return copy;
 }
 
@@ -90,7 +90,7 @@ Status WatchCache::LoadLocked() {
       kvs.size() < 2048 ? 1 : std::max<size_t>(1, std::thread::hardware_concurrency());
   auto decode = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      decoded[i] = MakeStoredObject(info_, kvs[i].key, *kvs[i].value, kvs[i].mod_revision,
+      decoded[i] = MakeStoredObject(info_, kvs[i].key, kvs[i].value, kvs[i].mod_revision,
                                     kvs[i].create_revision);
     }
   };
@@ -182,8 +182,8 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
         {WatchEventType::kDeleted, e.mod_revision, AtRevision(prev, e.mod_revision), prev, now});
     return;
   }
-  Result<ObjectPtr> obj = MakeStoredObject(info_, e.key, e.value ? *e.value : std::string(),
-                                           e.mod_revision, e.create_revision);
+  Result<ObjectPtr> obj =
+      MakeStoredObject(info_, e.key, e.value, e.mod_revision, e.create_revision);
   if (!obj) {
     // Everything written went through validation; an undecodable value is a bug. Keep serving.
     std::fprintf(stderr, "watch cache %s: skipping undecodable %s at revision %lld: %s\n",
@@ -349,7 +349,7 @@ Result<WatchCache::ListResult> WatchCache::ListAt(store::Revision revision,
     if (!range) return Err(range.error());
     for (store::KeyValue& kv : range->kvs) {
       Result<ObjectPtr> obj =
-          MakeStoredObject(info_, kv.key, *kv.value, kv.mod_revision, kv.create_revision);
+          MakeStoredObject(info_, kv.key, kv.value, kv.mod_revision, kv.create_revision);
       if (!obj) return Err(obj.error());
       if (!filter.Matches(**obj)) continue;
       if (limit > 0 && static_cast<int64_t>(result.items.size()) == limit) {

@@ -584,6 +584,55 @@ TEST_F(WatchCacheTest, ConcurrentWritersAndWatchersSeeEveryEventInRevisionOrder)
   }
 }
 
+TEST(RegistryWriteTest, EachVersionOfAnObjectIsOneBufferSharedByStoreCacheAndResponse) {
+  // The store stamps the resourceVersion in at commit (object.h), so the bytes a write answers
+  // with are those the store keeps and the watch cache serves: no second copy per object.
+  std::unique_ptr<store::Store> store = store::NewMemoryStore();
+  Registry registry(store.get(), Registry::Options{});
+  ASSERT_TRUE(registry.Start().ok());
+  const ResourceInfo& pods = Info(Resource::kPods);
+  auto await = [&](auto write) {
+    std::promise<store::Bytes> written;
+    write([&](ApiResult<store::Bytes> r) {
+      EXPECT_TRUE(r) << r.error().message;
+      written.set_value(r ? *r : nullptr);
+    });
+    std::future<store::Bytes> f = written.get_future();
+    EXPECT_EQ(f.wait_for(kTimeout), std::future_status::ready);
+    store::Bytes bytes = f.get();
+    std::promise<void> synced;
+    registry.Sync(Resource::kPods, [&] { synced.set_value(); });
+    EXPECT_EQ(synced.get_future().wait_for(kTimeout), std::future_status::ready);
+    return bytes;
+  };
+  store::Bytes created = await([&](WriteCallback done) {
+    Result<rapidjson::Document> doc = api::ParseJson(
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"one","resourceVersion":"9"},)"
+        R"("spec":{"containers":[{"name":"c","image":"i"}]}})");
+    ASSERT_TRUE(doc);
+    registry.Create(pods, "default", std::move(*doc), {}, std::move(done));
+  });
+  store::Bytes patched = await([&](WriteCallback done) {
+    registry.Patch(pods, "default", "one", Subresource::kNone, api::PatchType::kMergePatch,
+                   R"({"metadata":{"labels":{"a":"b"}}})", {}, std::move(done));
+  });
+  ASSERT_NE(created, nullptr);
+  ASSERT_NE(patched, nullptr);
+  for (const store::Bytes& bytes : {created, patched}) {
+    // Exactly one resourceVersion, first in metadata: the client's "9" was dropped.
+    EXPECT_EQ(bytes->find("\"resourceVersion\""), bytes->rfind("\"resourceVersion\""));
+    EXPECT_NE(bytes->find("\"metadata\":{\"resourceVersion\":\""), std::string::npos) << *bytes;
+  }
+  ObjectPtr cached = registry.cache(Resource::kPods).Get("default", "one");
+  ASSERT_NE(cached, nullptr);
+  EXPECT_EQ(RvInJson(*patched), std::to_string(cached->revision));
+  EXPECT_EQ(cached->json.get(), patched.get());
+  Result<store::KeyValue> kv = store->Get(cached->key);
+  ASSERT_TRUE(kv);
+  EXPECT_EQ(kv->value.get(), patched.get());
+  registry.Stop();
+}
+
 TEST(RegistryReadYourWritesTest, AfterAWriteCallbackSyncThenGetReturnsIt) {
   std::unique_ptr<store::Store> store = store::NewMemoryStore();
   Registry registry(store.get(), Registry::Options{});

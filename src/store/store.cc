@@ -7,6 +7,19 @@
 
 namespace kt::store {
 
+namespace {
+
+WriteOp Op(WriteOp::Type type, std::string key, Bytes value, Revision expected_mod_revision) {
+  WriteOp op;
+  op.type = type;
+  op.key = std::move(key);
+  op.value = std::move(value);
+  op.expected_mod_revision = expected_mod_revision;
+  return op;
+}
+
+}  // namespace
+
 std::string PrefixEnd(std::string_view prefix) {
   std::string end(prefix);
   while (!end.empty()) {
@@ -29,17 +42,17 @@ bool KeyRange::Contains(std::string_view k) const {
 }
 
 void Store::CreateAsync(std::string key, Bytes value, WriteCallback done) {
-  Write(WriteOp{WriteOp::Type::kCreate, std::move(key), std::move(value), 0}, std::move(done));
+  Write(Op(WriteOp::Type::kCreate, std::move(key), std::move(value), 0), std::move(done));
 }
 
 void Store::UpdateAsync(std::string key, Bytes value, Revision expected_mod_revision,
                         WriteCallback done) {
-  Write(WriteOp{WriteOp::Type::kUpdate, std::move(key), std::move(value), expected_mod_revision},
+  Write(Op(WriteOp::Type::kUpdate, std::move(key), std::move(value), expected_mod_revision),
         std::move(done));
 }
 
 void Store::DeleteAsync(std::string key, Revision expected_mod_revision, WriteCallback done) {
-  Write(WriteOp{WriteOp::Type::kDelete, std::move(key), nullptr, expected_mod_revision},
+  Write(Op(WriteOp::Type::kDelete, std::move(key), nullptr, expected_mod_revision),
         std::move(done));
 }
 
@@ -56,16 +69,16 @@ Result<WriteResult> Store::WriteSync(WriteOp op) {
 }
 
 Result<WriteResult> Store::Create(std::string key, Bytes value) {
-  return WriteSync(WriteOp{WriteOp::Type::kCreate, std::move(key), std::move(value), 0});
+  return WriteSync(Op(WriteOp::Type::kCreate, std::move(key), std::move(value), 0));
 }
 
 Result<WriteResult> Store::Update(std::string key, Bytes value, Revision expected_mod_revision) {
   return WriteSync(
-      WriteOp{WriteOp::Type::kUpdate, std::move(key), std::move(value), expected_mod_revision});
+      Op(WriteOp::Type::kUpdate, std::move(key), std::move(value), expected_mod_revision));
 }
 
 Result<WriteResult> Store::Delete(std::string key, Revision expected_mod_revision) {
-  return WriteSync(WriteOp{WriteOp::Type::kDelete, std::move(key), nullptr, expected_mod_revision});
+  return WriteSync(Op(WriteOp::Type::kDelete, std::move(key), nullptr, expected_mod_revision));
 }
 
 }  // namespace kt::store

@@ -22,7 +22,9 @@
 //
 // Ownership: values are `Bytes`, a shared immutable buffer. A value is encoded once by the
 // caller; the store, its history, every watcher and every reader share that one buffer.
-// Never mutate the string behind a Bytes after handing it to the store.
+// Never mutate the string behind a Bytes after handing it to the store. A write may carry a
+// stamp (WriteOp::stamp) that derives the kept value from the revision the write gets, so that
+// a value can hold its own revision and still exist once.
 //
 // Writes complete through a callback (`done`), so an event-loop thread never waits on fsync:
 //   - `done` is called exactly once, after the write is durable (SQLite: committed and synced)
@@ -115,6 +117,12 @@ struct RangeResponse {
   bool more = false;          // true if the range holds more keys than `limit` returned
 };
 
+// Turns a write's value into the value the store keeps, once the write's revision is known:
+// lets a caller put the revision inside the value (the API server's metadata.resourceVersion)
+// without a second copy of the bytes. The store does not look inside values; what the stamp
+// does to them is the caller's format. See WriteOp::stamp for when it runs.
+using ValueStamp = std::function<Bytes(Revision revision, const Bytes& value)>;
+
 struct WriteOp {
   enum class Type : unsigned char { kCreate, kUpdate, kDelete };
   Type type = Type::kCreate;
@@ -123,6 +131,18 @@ struct WriteOp {
   // kUpdate, kDelete: the mod_revision the caller last read; kConflict if the key's
   // mod_revision differs. 0 = unconditional.
   Revision expected_mod_revision = 0;
+  // kCreate, kUpdate, optional. Called once the write has passed its checks and been given its
+  // revision, and before it is persisted, made visible or acknowledged: on the committer
+  // (SQLite: the committer thread; memory: the writing thread, under the store's lock), once
+  // per such write, so exactly once for every write that succeeds. `value` is the op's value
+  // (never null: a null value is passed as the empty string). What it returns (null: the empty
+  // string) replaces the value everywhere: it is what is persisted, what Get and Range return,
+  // what watchers receive (Event::value, and prev_value of the next write), and
+  // WriteResult::value. Its buffer is shared by all of them, never copied.
+  // It must be quick and side-effect free (a write whose commit fails after the stamp is simply
+  // dropped), must not block, throw or call into the store. Values read back from disk are
+  // not stamped again: they were persisted stamped.
+  ValueStamp stamp;
 };
 
 struct WriteResult {
@@ -130,6 +150,9 @@ struct WriteResult {
   Revision revision = 0;
   // The value this write replaced or deleted (empty, value == nullptr, for kCreate).
   KeyValue prev;
+  // kCreate, kUpdate: the value the store keeps (after WriteOp::stamp), the same buffer that
+  // Get, Range and watchers hand out. Null for kDelete.
+  Bytes value;
 };
 
 using WriteCallback = std::function<void(Result<WriteResult>)>;

@@ -538,6 +538,109 @@ TEST_P(StoreTest, ConflictingWritesInFlightTogetherKeepTheirOneAtATimeOutcomes) 
   EXPECT_EQ(store_->CurrentRevision(), r1 + 3);
 }
 
+// A stamp that writes the revision into the value, as the API server puts resourceVersion in.
+// Counts its calls, to check "once per accepted write".
+struct RevisionStamp {
+  std::shared_ptr<std::atomic<int>> calls = std::make_shared<std::atomic<int>>(0);
+  Bytes operator()(Revision revision, const Bytes& value) const {
+    ++*calls;
+    return MakeBytes(*value + "@" + std::to_string(revision));
+  }
+};
+
+WriteOp StampedOp(WriteOp::Type type, std::string key, std::string value, Revision expected,
+                  const RevisionStamp& stamp) {
+  return WriteOp{.type = type,
+                 .key = std::move(key),
+                 .value = MakeBytes(std::move(value)),
+                 .expected_mod_revision = expected,
+                 .stamp = stamp};
+}
+
+TEST_P(StoreTest, StampedValueIsTheOneBufferKeptReadWatchedAndPersisted) {
+  WatchRecorder recorder;
+  auto watch = store_->Watch(WatchRequest::Prefix("/s/", 1), recorder.Callback());
+  ASSERT_TRUE(watch);
+  RevisionStamp stamp;
+  Result<WriteResult> created =
+      store_->WriteSync(StampedOp(WriteOp::Type::kCreate, "/s/a", "v", 0, stamp));
+  ASSERT_TRUE(created) << created.error().ToString();
+  EXPECT_EQ(*created->value, "v@1");
+  Result<WriteResult> updated =
+      store_->WriteSync(StampedOp(WriteOp::Type::kUpdate, "/s/a", "w", 1, stamp));
+  ASSERT_TRUE(updated) << updated.error().ToString();
+  EXPECT_EQ(*updated->value, "w@2");
+  // The update replaced the stamped value, and the stamp never sees a write that failed its
+  // checks.
+  EXPECT_EQ(updated->prev.value.get(), created->value.get());
+  EXPECT_FALSE(store_->WriteSync(StampedOp(WriteOp::Type::kUpdate, "/s/a", "x", 1, stamp)));
+  EXPECT_FALSE(store_->WriteSync(StampedOp(WriteOp::Type::kCreate, "/s/a", "x", 0, stamp)));
+  EXPECT_EQ(*stamp.calls, 2);
+  // A write without a stamp keeps its value as it is.
+  ASSERT_TRUE(store_->Create("/s/b", MakeBytes("plain")));
+
+  // One buffer: the acknowledged value is what Get, Range and the watch hand out.
+  Result<KeyValue> kv = store_->Get("/s/a");
+  ASSERT_TRUE(kv);
+  EXPECT_EQ(kv->value.get(), updated->value.get());
+  Result<RangeResponse> range = store_->Range(RangeRequest::Prefix("/s/"));
+  ASSERT_TRUE(range);
+  ASSERT_EQ(range->kvs.size(), 2u);
+  EXPECT_EQ(range->kvs[0].value.get(), updated->value.get());
+  EXPECT_EQ(*range->kvs[1].value, "plain");
+  // The past is stamped too.
+  Result<RangeResponse> at1 = store_->Range(RangeRequest::Single("/s/a", 1));
+  ASSERT_TRUE(at1);
+  ASSERT_EQ(at1->kvs.size(), 1u);
+  EXPECT_EQ(at1->kvs[0].value.get(), created->value.get());
+  ASSERT_TRUE(recorder.WaitForEvents(3));
+  std::vector<Event> events = recorder.events();
+  EXPECT_EQ(events[0].value.get(), created->value.get());
+  EXPECT_EQ(events[1].value.get(), updated->value.get());
+  EXPECT_EQ(events[1].prev_value.get(), created->value.get());
+  EXPECT_EQ(*events[2].value, "plain");
+  watch->reset();
+
+  if (GetParam() != Backend::kSqlite) return;
+  // Persisted as stamped, and not stamped again when read back.
+  store_.reset();
+  store_ = Open(NoAutoCompaction());
+  ASSERT_NE(store_, nullptr);
+  EXPECT_EQ(*store_->Get("/s/a")->value, "w@2");
+  EXPECT_EQ(*store_->Range(RangeRequest::Single("/s/a", 1))->kvs[0].value, "v@1");
+  EXPECT_EQ(*store_->Get("/s/b")->value, "plain");
+  WatchRecorder replay;
+  auto again = store_->Watch(WatchRequest::Prefix("/s/", 1), replay.Callback());
+  ASSERT_TRUE(again);
+  ASSERT_TRUE(replay.WaitForEvents(3));
+  EXPECT_EQ(*replay.events()[1].value, "w@2");
+  EXPECT_EQ(*replay.events()[1].prev_value, "v@1");
+}
+
+TEST_P(StoreTest, StampSeesEachWriteOfABatchWithItsOwnRevision) {
+  // Submitted back to back, these land in one SQLite batch: each stamp gets the revision its
+  // write commits at, and a later write of the batch replaces the stamped value.
+  RevisionStamp stamp;
+  std::vector<std::promise<Result<WriteResult>>> results(4);
+  auto done = [&](int i) {
+    return [&results, i](Result<WriteResult> r) { results[i].set_value(std::move(r)); };
+  };
+  store_->Write(StampedOp(WriteOp::Type::kCreate, "/k", "a", 0, stamp), done(0));
+  store_->Write(StampedOp(WriteOp::Type::kUpdate, "/k", "b", 1, stamp), done(1));
+  store_->Write(StampedOp(WriteOp::Type::kUpdate, "/k", "stale", 1, stamp), done(2));
+  store_->Write(StampedOp(WriteOp::Type::kDelete, "/k", "", 2, stamp), done(3));
+  std::vector<Result<WriteResult>> r;
+  for (auto& p : results) r.push_back(p.get_future().get());
+  ASSERT_TRUE(r[0] && r[1] && r[3]);
+  EXPECT_EQ(*r[0]->value, "a@1");
+  EXPECT_EQ(*r[1]->value, "b@2");
+  EXPECT_EQ(r[1]->prev.value.get(), r[0]->value.get());
+  EXPECT_EQ(r[2].error().code(), StatusCode::kConflict);
+  EXPECT_EQ(r[3]->value, nullptr) << "a delete keeps no value";
+  EXPECT_EQ(r[3]->prev.value.get(), r[1]->value.get());
+  EXPECT_EQ(*stamp.calls, 2) << "not for the conflict, not for the delete";
+}
+
 TEST_P(StoreTest, ConcurrentWritersGetUniqueGapFreeRevisionsAndWatchersSeeAllInOrder) {
   constexpr int kThreads = 8;
   constexpr int kKeysPerThread = 40;  // each key: create, update, update

@@ -180,7 +180,6 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
   if (op.type == WriteOp::Type::kCreate) {
     if (exists) return Err(AlreadyExists("key already exists: " + op.key));
     e.type = Event::Type::kPut;
-    e.value = op.value ? op.value : EmptyBytes();
     e.create_revision = e.mod_revision;
   } else {
     if (!exists) return Err(NotFound("key not found: " + op.key));
@@ -188,16 +187,21 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
       return Err(Conflict("key " + op.key + " has mod_revision " + Str(cur_mod) + ", expected " +
                           Str(op.expected_mod_revision)));
     }
-    if (op.type == WriteOp::Type::kUpdate) {
-      e.type = Event::Type::kPut;
-      e.value = op.value ? op.value : EmptyBytes();
-    } else {
-      e.type = Event::Type::kDelete;
-    }
+    e.type = op.type == WriteOp::Type::kUpdate ? Event::Type::kPut : Event::Type::kDelete;
     e.prev_value = cur_value;
     e.create_revision = cur_create;
     e.prev_mod_revision = cur_mod;
     result.prev = KeyValue{op.key, cur_value, cur_create, cur_mod};
+  }
+  if (e.type == Event::Type::kPut) {
+    // The write is accepted and its revision known: the one point where the stamp may run
+    // (store.h). Staged below, so a later write of the batch sees the stamped value as prev.
+    e.value = op.value ? op.value : EmptyBytes();
+    if (op.stamp) {
+      e.value = op.stamp(e.mod_revision, e.value);
+      if (e.value == nullptr) e.value = EmptyBytes();
+    }
+    result.value = e.value;
   }
   batch.staged_[op.key] = WriteBatch::Staged{e.mod_revision, e.create_revision, e.value};
   ++batch.next_revision_;

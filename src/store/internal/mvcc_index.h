@@ -108,8 +108,9 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
 
   // Writes (one writer at a time; see the file comment).
   WriteBatch NewBatch() const;
-  // Checks `op` against the current state and the batch's earlier writes; on success adds its
-  // event to `batch` and returns what the write will report.
+  // Checks `op` against the current state and the batch's earlier writes; on success runs
+  // op.stamp (under the shared lock; CheckAndApply: the exclusive one), adds the event with the
+  // stamped value to `batch` and returns what the write will report.
   Result<WriteResult> Check(const WriteOp& op, WriteBatch& batch) const KT_LOCKS_EXCLUDED(mu_);
   // Makes the batch visible to reads and watches.
   void Apply(WriteBatch batch) KT_LOCKS_EXCLUDED(mu_, watch_mu_);

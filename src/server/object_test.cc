@@ -1,0 +1,194 @@
+// Tests of the API server's object form (object.h): the storage format's resourceVersion stamp
+// (one buffer for stored and served bytes, old unstamped values still read) and field-selector
+// values computed from the typed view, which must equal upstream's field set computed from the
+// JSON.
+#include "server/object.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "api/codec.h"
+#include "api/selector.h"
+
+namespace kt::server {
+namespace {
+
+using api::fields::Field;
+
+std::string ReadTestFile(const std::string& name) {
+  std::ifstream in(std::string(KUBETAINT_SOURCE_DIR) + "/src/api/testdata/" + name,
+                   std::ios::binary);
+  EXPECT_TRUE(in.good()) << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `json` in the storage format, without its resourceVersion (what the registry hands the store).
+store::Bytes Stored(std::string_view json) {
+  Result<rapidjson::Document> doc = api::ParseJson(json);
+  EXPECT_TRUE(doc) << json;
+  return store::MakeBytes(doc ? EncodeForStorage(*doc) : std::string());
+}
+
+TEST(ObjectTest, StampedBytesAreServedAsTheyAre) {
+  const store::Bytes stored =
+      Stored(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default"},)"
+             R"("spec":{"containers":[{"name":"c","image":"i"}]}})");
+  const store::Bytes stamped = StampResourceVersion(42, stored);
+  EXPECT_EQ(*stamped,
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"42","name":"p",)"
+            R"("namespace":"default"},"spec":{"containers":[{"name":"c","image":"i"}]}})");
+  EXPECT_TRUE(HasResourceVersion(*stamped, 42));
+  EXPECT_FALSE(HasResourceVersion(*stamped, 4));
+  EXPECT_FALSE(HasResourceVersion(*stamped, 420));
+  EXPECT_FALSE(HasResourceVersion(*stored, 42));
+
+  Result<ObjectPtr> obj =
+      MakeStoredObject(Info(Resource::kPods), "/registry/pods/default/p", stamped, 42, 40);
+  ASSERT_TRUE(obj) << obj.error().message();
+  EXPECT_EQ((*obj)->json.get(), stamped.get()) << "the store's buffer itself, not a copy";
+  EXPECT_EQ((*obj)->meta().resource_version, "42");
+  EXPECT_EQ((*obj)->As<api::Pod>()->meta.name, "p");
+  EXPECT_EQ((*obj)->As<api::Node>(), nullptr);
+}
+
+TEST(ObjectTest, ValuesStoredBeforeTheStampGetTheRevisionSplicedIn) {
+  // Data dirs written before the stamp hold objects without a resourceVersion.
+  const store::Bytes old = Stored(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"}})");
+  Result<ObjectPtr> obj =
+      MakeStoredObject(Info(Resource::kNodes), "/registry/minions/n", old, 7, 7);
+  ASSERT_TRUE(obj) << obj.error().message();
+  EXPECT_NE((*obj)->json.get(), old.get());
+  EXPECT_EQ(*(*obj)->json,
+            R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"7","name":"n"}})");
+  EXPECT_EQ((*obj)->meta().resource_version, "7");
+
+  // Empty metadata; and bytes stamped with another revision get it replaced, never repeated.
+  EXPECT_EQ(WithResourceVersion(R"({"kind":"Node","apiVersion":"v1","metadata":{}})", 3),
+            R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"3"}})");
+  EXPECT_EQ(WithResourceVersion(*(*obj)->json, 12),
+            R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"12","name":"n"}})");
+}
+
+TEST(ObjectTest, TypedViewIsHeldByPointer) {
+  // An object pays for its own kind's view, not for the largest alternative's.
+  EXPECT_LE(sizeof(TypedObject), 3 * sizeof(void*));
+  TypedObject empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.meta(), nullptr);
+  api::Namespace ns;
+  ns.meta.name = "default";
+  TypedObject typed(std::move(ns));
+  ASSERT_NE(typed.Get<api::Namespace>(), nullptr);
+  EXPECT_EQ(typed.meta()->name, "default");
+  EXPECT_EQ(typed.Get<api::Pod>(), nullptr);
+}
+
+// One row per object: every field label of its kind must read the same from the typed view as
+// upstream's field set computed from the JSON (api::fields::FieldValue), including the
+// defaults ("false" for an absent boolean) and the fallbacks (status.podIPs[0] over
+// status.podIP; source.component over reportingComponent).
+TEST(ObjectTest, FieldLabelsFromTheTypedViewEqualThoseOfTheJson) {
+  struct Row {
+    Resource resource;
+    std::string json;
+    std::string why;
+  };
+  const std::vector<Row> rows = {
+      {Resource::kPods, ReadTestFile("pod.json"), "realistic pod: every pod field set"},
+      {Resource::kPods,
+       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default"},)"
+       R"("spec":{"containers":[{"name":"c","image":"i"}]}})",
+       "minimal pod: empty strings, hostNetwork false"},
+      {Resource::kPods,
+       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns"},)"
+       R"("spec":{"nodeName":"n1","hostNetwork":true,"restartPolicy":"Never",)"
+       R"("serviceAccountName":"sa","schedulerName":"s","containers":[]},)"
+       R"("status":{"phase":"Running","podIP":"10.0.0.1","podIPs":[{"ip":"fd00::1"},)"
+       R"({"ip":"10.0.0.1"}],"nominatedNodeName":"n2"}})",
+       "podIPs[0] wins over podIP"},
+      {Resource::kPods,
+       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},"spec":{"hostNetwork":false},)"
+       R"("status":{"podIP":"10.0.0.9","podIPs":[]}})",
+       "empty podIPs: podIP"},
+      {Resource::kPods,
+       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},"spec":null,)"
+       R"("status":{"podIP":"10.0.0.9","podIPs":[null]}})",
+       "null podIPs element: empty, as upstream"},
+      {Resource::kNodes,
+       R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"},"spec":{"unschedulable":true}})",
+       "cordoned node"},
+      {Resource::kNodes, R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"}})",
+       "node: unschedulable defaults to false"},
+      {Resource::kNamespaces,
+       R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"x"},)"
+       R"("status":{"phase":"Terminating"}})",
+       "namespace phase"},
+      {Resource::kEvents,
+       R"({"kind":"Event","apiVersion":"v1","metadata":{"name":"e","namespace":"default"},)"
+       R"("involvedObject":{"kind":"Pod","namespace":"default","name":"p","uid":"u",)"
+       R"("apiVersion":"v1","resourceVersion":"5","fieldPath":"spec.containers{c}"},)"
+       R"("reason":"Scheduled","type":"Normal","source":{"component":"kubelet"},)"
+       R"("reportingComponent":"rc"})",
+       "event: source.component"},
+      {Resource::kEvents,
+       R"({"kind":"Event","apiVersion":"v1","metadata":{"name":"e","namespace":"default"},)"
+       R"("involvedObject":{"kind":"Node","name":"n"},"reportingComponent":"taint-eviction"})",
+       "event: source falls back to reportingComponent"},
+      {Resource::kLeases,
+       R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1",)"
+       R"("metadata":{"name":"l","namespace":"kube-node-lease"}})",
+       "a kind with name and namespace only"},
+  };
+  const Field all[] = {
+      Field::kMetadataName,
+      Field::kMetadataNamespace,
+      Field::kSpecNodeName,
+      Field::kSpecRestartPolicy,
+      Field::kSpecSchedulerName,
+      Field::kSpecServiceAccountName,
+      Field::kSpecHostNetwork,
+      Field::kStatusPhase,
+      Field::kStatusPodIP,
+      Field::kStatusPodIPs,
+      Field::kStatusNominatedNodeName,
+      Field::kSpecUnschedulable,
+      Field::kInvolvedObjectKind,
+      Field::kInvolvedObjectNamespace,
+      Field::kInvolvedObjectName,
+      Field::kInvolvedObjectUid,
+      Field::kInvolvedObjectApiVersion,
+      Field::kInvolvedObjectResourceVersion,
+      Field::kInvolvedObjectFieldPath,
+      Field::kReason,
+      Field::kReportingComponent,
+      Field::kSource,
+      Field::kType,
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.why);
+    const ResourceInfo& info = Info(row.resource);
+    Result<rapidjson::Document> doc = api::ParseJson(row.json);
+    ASSERT_TRUE(doc);
+    Result<ObjectPtr> obj =
+        MakeStoredObject(info, "/k", StampResourceVersion(1, Stored(row.json)), 1, 1);
+    ASSERT_TRUE(obj) << obj.error().message();
+    for (Field f : all) {
+      const bool of_kind =
+          f == Field::kMetadataName || f == Field::kMetadataNamespace ||
+          std::find(info.fields.begin(), info.fields.end(), f) != info.fields.end();
+      // A field the kind does not have reads as "" (the selector parser rejects it anyway).
+      const std::string_view want = of_kind ? api::fields::FieldValue(*doc, f) : "";
+      EXPECT_EQ((*obj)->Field(f), want) << api::fields::FieldName(f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kt::server

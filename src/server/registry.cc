@@ -344,14 +344,35 @@ std::string Registry::NowRfc3339() const { return Rfc3339(options_.now()); }
 
 Status Registry::Start() {
   for (auto& cache : caches_) KT_RETURN_IF_ERROR(cache->Start());
-  const ResourceInfo& ns_info = Info(Resource::kNamespaces);
-  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
-    if (store_->Get(ObjectKey(ns_info, "", name))) continue;
+  // What kube-apiserver creates at start-up when missing: the system namespaces
+  // (bootstrap-controller, start-system-namespaces-controller) and the two system priority
+  // classes (scheduling/bootstrap-system-priority-classes).
+  struct Bootstrap {
+    Resource resource;
+    const char* name;
+    const char* json;
+  };
+  static constexpr Bootstrap kBootstrap[] = {
+      {Resource::kNamespaces, "default",
+       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}})"},
+      {Resource::kNamespaces, "kube-system",
+       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-system"}})"},
+      {Resource::kNamespaces, "kube-public",
+       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-public"}})"},
+      {Resource::kNamespaces, "kube-node-lease",
+       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-node-lease"}})"},
+      {Resource::kPriorityClasses, "system-node-critical",
+       R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-node-critical"},"value":2000001000,"description":"Used for system critical pods that must not be moved from their current node.","preemptionPolicy":"PreemptLowerPriority"})"},
+      {Resource::kPriorityClasses, "system-cluster-critical",
+       R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-cluster-critical"},"value":2000000000,"description":"Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.","preemptionPolicy":"PreemptLowerPriority"})"},
+  };
+  for (const Bootstrap& b : kBootstrap) {
+    const ResourceInfo& info = Info(b.resource);
+    if (store_->Get(ObjectKey(info, "", b.name))) continue;
     Document doc;
-    doc.Parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{}})");
-    SetString(doc["metadata"], "name", name, doc.GetAllocator());
+    doc.Parse(b.json);
     std::promise<ApiResult<store::Bytes>> done;
-    Create(ns_info, "", std::move(doc), {},
+    Create(info, "", std::move(doc), {},
            [&](ApiResult<store::Bytes> r) { done.set_value(std::move(r)); });
     ApiResult<store::Bytes> r = done.get_future().get();
     if (!r && r.error().reason != "AlreadyExists") return r.error().ToStatus();

@@ -107,7 +107,8 @@ Status WatchCache::LoadLocked() {
       return decoded[i].error().WithPrefix("loading " + kvs[i].key + " from the store: ");
     }
     IndexLocked(*decoded[i], true);
-    objects_.emplace_hint(objects_.end(), std::move(kvs[i].key), std::move(*decoded[i]));
+    const std::string_view key = (*decoded[i])->key;
+    objects_.emplace_hint(objects_.end(), key, std::move(*decoded[i]));
   }
   revision_ = range->revision;
   log_floor_ = revision_;
@@ -161,7 +162,9 @@ void WatchCache::IndexLocked(const ObjectPtr& object, bool add) {
   const api::Pod* pod = object->As<api::Pod>();
   if (pod == nullptr || pod->spec.node_name.empty()) return;
   if (add) {
-    by_node_[pod->spec.node_name].insert_or_assign(object->key, object);
+    auto& pods = by_node_[pod->spec.node_name];
+    pods.erase(object->key);  // an entry's key must view this object's own key
+    pods.emplace(object->key, object);
     return;
   }
   auto it = by_node_.find(pod->spec.node_name);
@@ -193,9 +196,13 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
   }
   if (prev) {
     IndexLocked(prev, false);
-    it->second = *obj;
+    // Re-point the entry's key at the new object's copy before the old one can go.
+    auto node = objects_.extract(it);
+    node.key() = (*obj)->key;
+    node.mapped() = *obj;
+    objects_.insert(std::move(node));
   } else {
-    objects_.emplace(e.key, *obj);
+    objects_.emplace((*obj)->key, *obj);
   }
   IndexLocked(*obj, true);
   applied.push_back({prev ? WatchEventType::kModified : WatchEventType::kAdded, e.mod_revision,

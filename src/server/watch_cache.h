@@ -26,6 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/selector.h"
@@ -144,10 +145,14 @@ class WatchCache {
   Options options_;
 
   mutable std::mutex mu_;
-  store::Revision revision_ = 0;                           // guarded by mu_
-  std::map<std::string, ObjectPtr, std::less<>> objects_;  // by key; guarded by mu_
-  // spec.nodeName -> the pods bound there, by key (pods only); guarded by mu_
-  std::map<std::string, std::map<std::string, ObjectPtr, std::less<>>, std::less<>> by_node_;
+  store::Revision revision_ = 0;  // guarded by mu_
+  // Every current object by key. The map's keys are views of the objects' own `key`, so a key
+  // is stored once: an entry's key is re-pointed whenever its object is replaced, and an
+  // object outlives its entries. Guarded by mu_.
+  std::map<std::string_view, ObjectPtr> objects_;
+  // spec.nodeName -> the pods bound there, by key (a view of the pod's own, as in objects_);
+  // pods only; guarded by mu_
+  std::map<std::string, std::map<std::string_view, ObjectPtr>, std::less<>> by_node_;
   std::deque<Event> log_;  // guarded by mu_
   // The oldest revision a watch may start from: events after it are all in the log.
   store::Revision log_floor_ = 0;                                  // guarded by mu_

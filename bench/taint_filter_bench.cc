@@ -100,9 +100,8 @@ void BM_FilterOnePod5000Nodes(benchmark::State& state) {
   for (auto _ : state) {
     feasible = 0;
     for (const auto& taints : nodes) {
-      feasible += kt::FindMatchingUntoleratedTaint(taints, tols,
-                                                   kt::TaintFilter::kNoScheduleOrNoExecute,
-                                                   false) == nullptr;
+      feasible += kt::FindMatchingUntoleratedTaint(
+                      taints, tols, kt::TaintFilter::kNoScheduleOrNoExecute, false) == nullptr;
     }
     benchmark::DoNotOptimize(feasible);
   }

@@ -29,9 +29,12 @@ std::string PodKey(const PodReport& r) { return r.namespace_ + "/" + r.name; }
 
 std::string EvictionText(const EvictionVerdict& v) {
   switch (v.eviction) {
-    case Eviction::kStays: return "stays";
-    case Eviction::kNow: return "evict now";
-    case Eviction::kAfter: return "evict after " + std::to_string(v.after_seconds) + "s";
+    case Eviction::kStays:
+      return "stays";
+    case Eviction::kNow:
+      return "evict now";
+    case Eviction::kAfter:
+      return "evict after " + std::to_string(v.after_seconds) + "s";
   }
   return "";
 }
@@ -42,8 +45,7 @@ bool PodReport::HasFeasibleNode() const {
   return std::any_of(nodes.begin(), nodes.end(), [](const NodeVerdict& v) { return v.feasible; });
 }
 
-EvictionVerdict EvictionFor(const api::Pod& pod, const api::Node& node,
-                            const FeatureGates& gates) {
+EvictionVerdict EvictionFor(const api::Pod& pod, const api::Node& node, const FeatureGates& gates) {
   std::vector<Taint> no_execute;
   for (const Taint& t : node.spec.taints) {
     if (t.effect == kEffectNoExecute) no_execute.push_back(t);
@@ -153,8 +155,8 @@ void WriteCheckText(const std::vector<PodReport>& reports, size_t node_count, st
         reasons += reason;
       }
       rows.push_back({v.node + (v.bound_here ? " (bound)" : ""), v.feasible ? "yes" : "no",
-                      std::to_string(v.prefer_no_schedule_untolerated),
-                      EvictionText(v.if_running), reasons.empty() ? "-" : reasons});
+                      std::to_string(v.prefer_no_schedule_untolerated), EvictionText(v.if_running),
+                      reasons.empty() ? "-" : reasons});
     }
     std::vector<size_t> width(header.size());
     for (size_t c = 0; c < header.size(); ++c) {
@@ -227,9 +229,15 @@ void WriteCheckJson(const std::vector<PodReport>& reports, std::ostream& out) {
       w.Key("eviction");
       if (v.bound_here) {
         switch (v.if_running.eviction) {
-          case Eviction::kStays: w.String("stays"); break;
-          case Eviction::kNow: w.String("now"); break;
-          case Eviction::kAfter: w.String("after"); break;
+          case Eviction::kStays:
+            w.String("stays");
+            break;
+          case Eviction::kNow:
+            w.String("now");
+            break;
+          case Eviction::kAfter:
+            w.String("after");
+            break;
         }
       } else {
         w.Null();
@@ -315,8 +323,8 @@ Result<std::vector<PodReport>> RunCheck(const CheckOptions& options, size_t* nod
         if (!errors.empty()) return Err(BadRequest(ObjectPrefix(m) + JoinFieldErrors(errors)));
         for (size_t i = 0; i < nodes.size(); ++i) {
           if (nodes[i].meta.name == node->meta.name) {
-            return Err(BadRequest(ObjectPrefix(m) + "duplicate Node, also at " +
-                                  node_locations[i]));
+            return Err(
+                BadRequest(ObjectPrefix(m) + "duplicate Node, also at " + node_locations[i]));
           }
         }
         nodes.push_back(std::move(*node));

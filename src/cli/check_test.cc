@@ -62,19 +62,19 @@ TEST(CheckTest, EvictionIgnoresNoScheduleTaints) {
 
 TEST(CheckTest, SmallestTolerationSecondsAcrossTaints) {
   api::Node node = MakeNode("n", {{"a", "", "NoExecute", {}}, {"b", "", "NoExecute", {}}});
-  api::Pod pod = MakePod("p", {{"a", "Exists", "", "NoExecute", 600},
-                               {"b", "Exists", "", "NoExecute", 60}});
+  api::Pod pod =
+      MakePod("p", {{"a", "Exists", "", "NoExecute", 600}, {"b", "Exists", "", "NoExecute", 60}});
   EvictionVerdict v = EvictionFor(pod, node, kGatesOff);
   EXPECT_EQ(v.eviction, Eviction::kAfter);
   EXPECT_EQ(v.after_seconds, 60);
 }
 
 TEST(CheckTest, PreferNoScheduleCountsOnlyEmptyOrPreferEffectTolerations) {
-  api::Node node = MakeNode("n", {{"special", "true", "PreferNoSchedule", {}},
-                                  {"spot", "", "PreferNoSchedule", {}}});
+  api::Node node = MakeNode(
+      "n", {{"special", "true", "PreferNoSchedule", {}}, {"spot", "", "PreferNoSchedule", {}}});
   // A NoSchedule-effect toleration does not help scoring, as upstream.
-  api::Pod pod = MakePod("p", {{"special", "Equal", "true", "NoSchedule", {}},
-                               {"spot", "Exists", "", "", {}}});
+  api::Pod pod = MakePod(
+      "p", {{"special", "Equal", "true", "NoSchedule", {}}, {"spot", "Exists", "", "", {}}});
   NodeVerdict v = CheckPodOnNode(pod, node, kGatesOff);
   EXPECT_TRUE(v.feasible);
   EXPECT_EQ(v.prefer_no_schedule_untolerated, 1);

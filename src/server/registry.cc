@@ -316,6 +316,11 @@ ApiResult<void> CheckNamespaceOfBody(const ResourceInfo& info, Document& doc,
   return {};
 }
 
+// A cached object's bytes were validated when written: parse them without re-validating.
+Result<Document> ParseCurrent(const StoredObject& current) {
+  return api::ParseTrustedJson(*current.json);
+}
+
 ApiError FromStoreError(const ResourceInfo& info, std::string_view name, const Status& s) {
   switch (s.code()) {
     case StatusCode::kAlreadyExists:
@@ -524,29 +529,28 @@ void Registry::Update(const ResourceInfo& info, std::string namespace_, std::str
     } else if (rv != std::to_string(current->revision)) {
       return done(ApiErr(ConflictError(info, name)));
     }
-    UpdateFrom(info, std::move(current), sub, std::move(doc), options, std::move(done));
+    Result<Document> old = ParseCurrent(*current);
+    if (!old) return done(ApiErr(NewInternalError(old.error().message())));
+    UpdateFrom(info, std::move(current), *old, sub, std::move(doc), options, std::move(done));
   });
 }
 
-void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, Subresource sub,
-                          Document body, WriteOptions options, WriteCallback done) {
+void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Document& old,
+                          Subresource sub, Document body, WriteOptions options,
+                          WriteCallback done) {
   const std::string name = current->meta().name;
-  Result<Document> old = api::ParseJson(*current->json);
-  if (!old) return done(ApiErr(NewInternalError(old.error().message())));
-  Alloc& alloc = body.GetAllocator();
   Document next;
   if (sub == Subresource::kStatus) {
     // The status subresource changes status only.
-    next.CopyFrom(*old, next.GetAllocator());
+    next.CopyFrom(old, next.GetAllocator());
     CopyMember(body, next, "status", next.GetAllocator());
   } else {
     next.Swap(body);
-    if (info.has_status) CopyMember(*old, next, "status", next.GetAllocator());
+    if (info.has_status) CopyMember(old, next, "status", next.GetAllocator());
   }
-  (void)alloc;
   Alloc& nalloc = next.GetAllocator();
   Value& meta = EnsureObject(next, "metadata", nalloc);
-  const Value& old_meta = (*old)["metadata"];
+  const Value& old_meta = old["metadata"];
   for (const char* field : {"uid", "creationTimestamp", "deletionTimestamp",
                             "deletionGracePeriodSeconds", "generation", "namespace", "name"}) {
     CopyMember(old_meta, meta, field, nalloc);
@@ -554,16 +558,16 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, Subresour
   RemoveMember(meta, "managedFields");
   SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
   // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
-  if (next == *old) return done(current->json);
+  if (next == old) return done(current->json);
   // The generation counts changes of anything but metadata and status.
   bool spec_changed = false;
   for (const auto& m : next.GetObject()) {
     std::string_view n(m.name.GetString(), m.name.GetStringLength());
     if (n == "metadata" || n == "status" || n == "kind" || n == "apiVersion") continue;
-    auto o = old->FindMember(m.name);
-    if (o == old->MemberEnd() || o->value != m.value) spec_changed = true;
+    auto o = old.FindMember(m.name);
+    if (o == old.MemberEnd() || o->value != m.value) spec_changed = true;
   }
-  for (const auto& m : old->GetObject()) {
+  for (const auto& m : old.GetObject()) {
     if (!next.HasMember(m.name)) {
       std::string_view n(m.name.GetString(), m.name.GetStringLength());
       if (n != "metadata" && n != "status") spec_changed = true;
@@ -580,7 +584,7 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, Subresour
                                        std::string(info.version) + "\" cannot be handled as a " +
                                        std::string(info.kind) + ": " + typed.error().message())));
   }
-  FieldErrorList errs = Validate(info, next, *typed, &*old, &current->typed, options_.gates);
+  FieldErrorList errs = Validate(info, next, *typed, &old, &current->typed, options_.gates);
   if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
   Write(info, std::move(current), std::move(next), options, std::move(done));
 }
@@ -652,7 +656,7 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
                              std::move(done));
               });
     }
-    Result<Document> doc = api::ParseJson(*current->json);
+    Result<Document> doc = ParseCurrent(*current);
     if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
     Result<Document> patched = api::ApplyPatch(type, info.kind, *doc, *patch);
     if (!patched) return done(ApiErr(patched.error()));
@@ -681,7 +685,7 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
       }
       done(std::move(r));
     };
-    UpdateFrom(info, std::move(current), sub, std::move(*patched), options, std::move(retry));
+    UpdateFrom(info, std::move(current), *doc, sub, std::move(*patched), options, std::move(retry));
   });
 }
 
@@ -799,7 +803,7 @@ void Registry::Bind(std::string namespace_, std::string name, Document binding,
           binding_info, name,
           "pod " + name + " is already assigned to node \"" + pod->spec.node_name + "\"")));
     }
-    Result<Document> doc = api::ParseJson(*current->json);
+    Result<Document> doc = ParseCurrent(*current);
     if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
     (void)api::SetNodeName(*doc, target);
     api::Condition scheduled;

@@ -99,8 +99,10 @@ class Registry {
   struct Prepared;
   void Write(const ResourceInfo& info, ObjectPtr current, rapidjson::Document next,
              WriteOptions options, WriteCallback done);
-  void UpdateFrom(const ResourceInfo& info, ObjectPtr current, Subresource sub,
-                  rapidjson::Document body, WriteOptions options, WriteCallback done);
+  // `old` is `current` parsed.
+  void UpdateFrom(const ResourceInfo& info, ObjectPtr current, const rapidjson::Document& old,
+                  Subresource sub, rapidjson::Document body, WriteOptions options,
+                  WriteCallback done);
   void PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
                     Subresource sub, api::PatchType type, std::shared_ptr<const std::string> patch,
                     WriteOptions options, int attempt, store::Revision stale, WriteCallback done);

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <span>
 
 #include <rapidjson/document.h>
 
@@ -148,21 +150,6 @@ void RespondBytes(HttpResponder& responder, int code, const store::Bytes& json) 
   responder.Respond(code, kJson, json);
 }
 
-bool WantsTable(std::string_view accept) {
-  return accept.find("as=Table") != std::string_view::npos;
-}
-
-std::string_view TableApiVersion(std::string_view accept) {
-  // Only a client that asked for v1beta1 alone gets it.
-  if (accept.find("as=Table;v=v1;") != std::string_view::npos ||
-      accept.find("as=Table;v=v1,") != std::string_view::npos ||
-      accept.find("v=v1;g=meta.k8s.io") != std::string_view::npos) {
-    return "meta.k8s.io/v1";
-  }
-  if (accept.find("v=v1beta1") != std::string_view::npos) return "meta.k8s.io/v1beta1";
-  return "meta.k8s.io/v1";
-}
-
 api::TableKind TableKindOf(Resource r) {
   switch (r) {
     case Resource::kNamespaces:
@@ -181,6 +168,36 @@ api::TableKind TableKindOf(Resource r) {
       return api::TableKind::kDaemonSet;
   }
   return api::TableKind::kPod;
+}
+
+// The Table a request asks for with its Accept header (kubectl-protocol.md §4), or nullopt for
+// plain objects. Only a client that asked for meta.k8s.io/v1beta1 alone gets v1beta1. A bad
+// includeObject is upstream's 400.
+ApiResult<std::optional<api::TableOptions>> NegotiateTable(std::string_view accept,
+                                                           std::string_view include_object) {
+  if (accept.find("as=Table") == std::string_view::npos) return std::nullopt;
+  Result<api::IncludeObject> include = api::ParseIncludeObject(include_object);
+  if (!include) return ApiErr(include.error());
+  api::TableOptions options;
+  options.include_object = *include;
+  const bool v1 = accept.find("as=Table;v=v1;") != std::string_view::npos ||
+                  accept.find("as=Table;v=v1,") != std::string_view::npos;
+  if (!v1 && accept.find("v=v1beta1") != std::string_view::npos) {
+    options.api_version = "meta.k8s.io/v1beta1";
+  }
+  return options;
+}
+
+// A Table of `objects`, listed at `rv` (and `token` to continue from).
+std::string EncodeTableOf(Resource r, const api::TableOptions& options,
+                          std::span<const ObjectPtr> objects, std::string_view rv,
+                          std::string_view token = {}) {
+  std::string out;
+  api::TableWriter writer(TableKindOf(r), options, std::chrono::system_clock::now(), &out);
+  writer.Begin({rv, token, std::nullopt});
+  for (const ObjectPtr& obj : objects) (void)writer.AddRowJson(*obj->json);
+  writer.End();
+  return out;
 }
 
 ApiError NotFoundResource() {
@@ -345,14 +362,9 @@ const Body& EventSuffix() {
 
 class WatchStream : public WatchSink, public std::enable_shared_from_this<WatchStream> {
  public:
-  WatchStream(const ResourceInfo& info, std::shared_ptr<HttpStream> stream, bool table,
-              std::string_view table_api_version, api::IncludeObject include, bool bookmarks)
-      : info_(info),
-        stream_(std::move(stream)),
-        table_(table),
-        table_api_version_(table_api_version),
-        include_(include),
-        bookmarks_(bookmarks) {}
+  WatchStream(const ResourceInfo& info, std::shared_ptr<HttpStream> stream,
+              std::optional<api::TableOptions> table, bool bookmarks)
+      : info_(info), stream_(std::move(stream)), table_(table), bookmarks_(bookmarks) {}
 
   bool OnEvent(WatchEventType type, const ObjectPtr& object) override {
     if (!table_) {
@@ -360,17 +372,9 @@ class WatchStream : public WatchSink, public std::enable_shared_from_this<WatchS
     }
     std::string out = R"({"type":")";
     out.append(WatchEventTypeName(type)).append(R"(","object":)");
-    api::TableOptions options;
-    options.include_object = include_;
-    options.api_version = table_api_version_;
-    options.column_definitions = !sent_columns_;
-    sent_columns_ = true;
-    const std::string rv = std::to_string(object->revision);
-    api::TableWriter writer(TableKindOf(info_.resource), options, std::chrono::system_clock::now(),
-                            &out);
-    writer.Begin({rv, {}, std::nullopt});
-    (void)writer.AddRowJson(*object->json);
-    writer.End();
+    out.append(EncodeTableOf(info_.resource, *table_, std::span<const ObjectPtr>(&object, 1),
+                             std::to_string(object->revision)));
+    table_->column_definitions = false;  // the first event carries them
     out.append("}\n");
     return stream_->Write({MakeBody(std::move(out))});
   }
@@ -404,11 +408,8 @@ class WatchStream : public WatchSink, public std::enable_shared_from_this<WatchS
  private:
   const ResourceInfo& info_;
   std::shared_ptr<HttpStream> stream_;
-  bool table_;
-  std::string_view table_api_version_;
-  api::IncludeObject include_;
+  std::optional<api::TableOptions> table_;
   bool bookmarks_;
-  bool sent_columns_ = false;
   store::Revision last_bookmark_ = 0;
   std::chrono::steady_clock::time_point last_bookmark_at_ = std::chrono::steady_clock::now();
 };
@@ -565,17 +566,12 @@ void ApiServer::List(const std::shared_ptr<Request>& r) {
     after = StringOf((*token)["start"]);
     token_rv = (*token)["rv"].GetInt64();
   }
-  const bool table = WantsTable(r->http.Header("Accept"));
-  const std::string_view table_version = TableApiVersion(r->http.Header("Accept"));
-  api::IncludeObject include = api::IncludeObject::kMetadata;
-  if (table) {
-    Result<api::IncludeObject> inc = api::ParseIncludeObject(r->query.Get("includeObject"));
-    if (!inc) return r->Fail(FromStatus(inc.error()));
-    include = *inc;
-  }
+  ApiResult<std::optional<api::TableOptions>> table =
+      NegotiateTable(r->http.Header("Accept"), r->query.Get("includeObject"));
+  if (!table) return r->Fail(table.error());
   auto shared_filter = std::make_shared<ObjectFilter>(std::move(*filter));
   registry_->Sync(r->info->resource, [this, r, shared_filter, limit, after = std::move(after),
-                                      token_rv, table, table_version, include] {
+                                      token_rv, table = *table] {
     WatchCache& cache = registry_->cache(r->info->resource);
     WatchCache::ListResult list;
     if (token_rv > 0) {
@@ -603,14 +599,7 @@ void ApiServer::List(const std::shared_ptr<Request>& r) {
     }
     std::string out;
     if (table) {
-      api::TableOptions options;
-      options.include_object = include;
-      options.api_version = table_version;
-      api::TableWriter writer(TableKindOf(r->info->resource), options,
-                              std::chrono::system_clock::now(), &out);
-      writer.Begin({rv, token, std::nullopt});
-      for (const ObjectPtr& obj : list.items) (void)writer.AddRowJson(*obj->json);
-      writer.End();
+      out = EncodeTableOf(r->info->resource, *table, list.items, rv, token);
     } else {
       size_t total = 128 + token.size();
       for (const ObjectPtr& obj : list.items) total += obj->json->size() + 1;
@@ -634,20 +623,14 @@ void ApiServer::Get(const std::shared_ptr<Request>& r) {
   registry_->Sync(r->info->resource, [this, r] {
     ObjectPtr obj = registry_->cache(r->info->resource).Get(r->namespace_, r->name);
     if (!obj) return r->Fail(NotFoundError(*r->info, r->name));
-    const std::string_view accept = r->http.Header("Accept");
-    if (!WantsTable(accept)) return RespondBytes(*r->responder, 200, obj->json);
-    Result<api::IncludeObject> inc = api::ParseIncludeObject(r->query.Get("includeObject"));
-    if (!inc) return r->Fail(FromStatus(inc.error()));
-    api::TableOptions options;
-    options.include_object = *inc;
-    options.api_version = TableApiVersion(accept);
-    std::string out;
-    api::TableWriter writer(TableKindOf(r->info->resource), options,
-                            std::chrono::system_clock::now(), &out);
-    writer.Begin({std::to_string(obj->revision), {}, std::nullopt});
-    (void)writer.AddRowJson(*obj->json);
-    writer.End();
-    r->responder->Respond(200, kJson, MakeBody(std::move(out)));
+    ApiResult<std::optional<api::TableOptions>> table =
+        NegotiateTable(r->http.Header("Accept"), r->query.Get("includeObject"));
+    if (!table) return r->Fail(table.error());
+    if (!*table) return RespondBytes(*r->responder, 200, obj->json);
+    r->responder->Respond(
+        200, kJson,
+        MakeBody(EncodeTableOf(r->info->resource, **table, std::span<const ObjectPtr>(&obj, 1),
+                               std::to_string(obj->revision))));
   });
 }
 
@@ -663,22 +646,16 @@ void ApiServer::Watch(const std::shared_ptr<Request>& r) {
   if (const std::string* t = r->query.Find("timeoutSeconds"); t && !t->empty()) {
     if (!ParseInt64(*t, timeout) || timeout < 0) timeout = 0;
   }
-  const std::string_view accept = r->http.Header("Accept");
-  const bool table = WantsTable(accept);
-  api::IncludeObject include = api::IncludeObject::kMetadata;
-  if (table) {
-    Result<api::IncludeObject> inc = api::ParseIncludeObject(r->query.Get("includeObject"));
-    if (!inc) return r->Fail(FromStatus(inc.error()));
-    include = *inc;
-  }
+  ApiResult<std::optional<api::TableOptions>> table =
+      NegotiateTable(r->http.Header("Accept"), r->query.Get("includeObject"));
+  if (!table) return r->Fail(table.error());
   const bool bookmarks = r->query.Flag("allowWatchBookmarks");
   auto shared_filter = std::make_shared<ObjectFilter>(std::move(*filter));
   registry_->Sync(
-      r->info->resource, [this, r, shared_filter, rv, timeout, table, include, bookmarks, accept] {
+      r->info->resource, [this, r, shared_filter, rv, timeout, table = *table, bookmarks] {
         std::shared_ptr<HttpStream> stream = r->responder->StartStream(
             200, table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : kJson);
-        auto sink = std::make_shared<WatchStream>(*r->info, stream, table, TableApiVersion(accept),
-                                                  include, bookmarks);
+        auto sink = std::make_shared<WatchStream>(*r->info, stream, table, bookmarks);
         auto watch = registry_->cache(r->info->resource).StartWatch(rv, *shared_filter, sink);
         if (!watch) {
           sink->WriteError(FromStatus(watch.error()));

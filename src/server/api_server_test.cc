@@ -7,13 +7,6 @@
 // revision has not moved and LISTs of pods, nodes and namespaces are byte-for-byte unchanged.
 //
 // Every wait is bounded: socket reads poll with a deadline; nothing sleeps.
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,7 +18,6 @@
 #include <random>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -38,155 +30,17 @@
 
 #include "server/api_server.h"
 #include "server/http.h"
+#include "server/http_test_client.h"
 #include "server/registry.h"
 #include "store/store.h"
 
 namespace kt::server {
 namespace {
 
+using testing::HttpResponse;
+using Conn = testing::TestConnection;
 using Clock = std::chrono::steady_clock;
 constexpr auto kTimeout = std::chrono::seconds(10);
-
-// --- A blocking HTTP/1.1 client ------------------------------------------------------------------
-
-struct HttpResponse {
-  int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-
-  std::string Header(std::string_view name) const {
-    for (const auto& [n, v] : headers) {
-      if (strcasecmp(n.c_str(), std::string(name).c_str()) == 0) return v;
-    }
-    return "";
-  }
-};
-
-// One connection to 127.0.0.1:port; every read has a deadline.
-class Conn {
- public:
-  explicit Conn(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd_ < 0) return;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
-  }
-  ~Conn() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Conn(const Conn&) = delete;
-  Conn& operator=(const Conn&) = delete;
-
-  bool connected() const { return fd_ >= 0; }
-
-  bool Send(std::string_view data) {
-    const auto deadline = Clock::now() + kTimeout;
-    while (!data.empty()) {
-      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n > 0) {
-        data.remove_prefix(static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
-      if (!Poll(POLLOUT, deadline)) return false;
-    }
-    return true;
-  }
-
-  std::optional<HttpResponse> ReadHead() {
-    const auto deadline = Clock::now() + kTimeout;
-    size_t end;
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill(deadline)) return std::nullopt;
-    }
-    std::istringstream lines(buf_.substr(0, end));
-    buf_.erase(0, end + 4);
-    HttpResponse r;
-    std::string line;
-    std::getline(lines, line);
-    if (line.rfind("HTTP/1.1 ", 0) != 0) return std::nullopt;
-    r.status = std::atoi(line.c_str() + 9);
-    while (std::getline(lines, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      size_t colon = line.find(':');
-      if (colon == std::string::npos) return std::nullopt;
-      std::string value = line.substr(colon + 1);
-      value.erase(0, value.find_first_not_of(' '));
-      r.headers.emplace_back(line.substr(0, colon), value);
-    }
-    return r;
-  }
-
-  // A whole response framed by Content-Length (no body after HEAD). A chunked response (a watch)
-  // is returned with its head only.
-  std::optional<HttpResponse> ReadResponse(bool head_request = false) {
-    std::optional<HttpResponse> r = ReadHead();
-    if (!r || r->Header("Transfer-Encoding") == "chunked") return r;
-    const std::string length = r->Header("Content-Length");
-    const size_t n = head_request || length.empty() ? 0 : std::stoul(length);
-    const auto deadline = Clock::now() + kTimeout;
-    while (buf_.size() < n) {
-      if (!Fill(deadline)) return std::nullopt;
-    }
-    r->body = buf_.substr(0, n);
-    buf_.erase(0, n);
-    return r;
-  }
-
-  // The data of the next chunk; "" for the final chunk; nullopt on a broken stream or timeout.
-  std::optional<std::string> ReadChunk(Clock::time_point deadline) {
-    size_t eol;
-    while ((eol = buf_.find("\r\n")) == std::string::npos) {
-      if (!Fill(deadline)) return std::nullopt;
-    }
-    const size_t size = std::stoul(buf_.substr(0, eol), nullptr, 16);
-    const size_t need = eol + 2 + size + 2;
-    while (buf_.size() < need) {
-      if (!Fill(deadline)) return std::nullopt;
-    }
-    std::string data = buf_.substr(eol + 2, size);
-    buf_.erase(0, need);
-    return data;
-  }
-
- private:
-  bool Poll(short events, Clock::time_point deadline) {
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, events, 0};
-      int n = ::poll(&p, 1, static_cast<int>(left.count()));
-      if (n > 0) return true;
-      if (n < 0 && errno != EINTR) return false;
-    }
-  }
-
-  // Reads more into buf_; false on EOF, error or timeout.
-  bool Fill(Clock::time_point deadline) {
-    for (;;) {
-      char tmp[65536];
-      ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n > 0) {
-        buf_.append(tmp, static_cast<size_t>(n));
-        return true;
-      }
-      if (n == 0) return false;
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
-      if (!Poll(POLLIN, deadline)) return false;
-    }
-  }
-
-  int fd_ = -1;
-  std::string buf_;
-};
 
 // --- JSON access -----------------------------------------------------------------------------
 

@@ -4,12 +4,6 @@
 // read-your-writes through the Registry; then a few watches end to end over HTTP.
 //
 // Nothing sleeps: waits are on callbacks and condition variables, each with a deadline.
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -37,6 +31,7 @@
 #include "api/selector.h"
 #include "server/api_server.h"
 #include "server/http.h"
+#include "server/http_test_client.h"
 #include "server/registry.h"
 #include "server/watch_cache.h"
 #include "store/store.h"
@@ -695,31 +690,14 @@ TEST(RegistryReadYourWritesTest, AfterAWriteCallbackSyncThenGetReturnsIt) {
 // A client for one watch: sends the request, then reads the chunked stream with a deadline.
 class WatchClient {
  public:
-  WatchClient(int port, const std::string& target, std::string_view accept = "application/json") {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return;
-    const std::string req =
-        "GET " + target + " HTTP/1.1\r\nHost: t\r\nAccept: " + std::string(accept) + "\r\n\r\n";
-    if (::send(fd_, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
+  WatchClient(int port, const std::string& target, std::string_view accept = "application/json")
+      : conn_(port) {
+    if (!conn_.Send("GET " + target + " HTTP/1.1\r\nHost: t\r\nAccept: " + std::string(accept) +
+                    "\r\n\r\n")) {
       return;
-    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
-    const auto deadline = Clock::now() + kTimeout;
-    size_t end;
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill(deadline)) return;
     }
-    head_ = buf_.substr(0, end);
-    buf_.erase(0, end + 4);
+    if (std::optional<testing::HttpResponse> r = conn_.ReadHead()) head_ = std::move(r->head);
   }
-  ~WatchClient() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  WatchClient(const WatchClient&) = delete;
-  WatchClient& operator=(const WatchClient&) = delete;
 
   const std::string& head() const { return head_; }
 
@@ -733,42 +711,17 @@ class WatchClient {
         return line;
       }
       if (ended_) return std::nullopt;
-      size_t eol;
-      while ((eol = buf_.find("\r\n")) == std::string::npos) {
-        if (!Fill(deadline)) return std::nullopt;
-      }
-      const size_t size = std::stoul(buf_.substr(0, eol), nullptr, 16);
-      while (buf_.size() < eol + 2 + size + 2) {
-        if (!Fill(deadline)) return std::nullopt;
-      }
-      lines_.append(buf_, eol + 2, size);
-      buf_.erase(0, eol + 2 + size + 2);
-      if (size == 0) ended_ = true;
+      std::optional<std::string> chunk = conn_.ReadChunk(deadline);
+      if (!chunk) return std::nullopt;
+      if (chunk->empty()) ended_ = true;
+      lines_.append(*chunk);
     }
   }
   bool ended() const { return ended_; }
 
  private:
-  bool Fill(Clock::time_point deadline) {
-    for (;;) {
-      char tmp[65536];
-      ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n > 0) {
-        buf_.append(tmp, static_cast<size_t>(n));
-        return true;
-      }
-      if (n == 0) return false;
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(left.count()));
-    }
-  }
-
-  int fd_ = -1;
+  testing::TestConnection conn_;
   std::string head_;
-  std::string buf_;
   std::string lines_;
   bool ended_ = false;
 };

@@ -205,6 +205,16 @@ Status DecodeArray(const Value& v, const Path& p, std::vector<T>* out, F&& decod
   return Status();
 }
 
+// A list the view shares with equal lists (api/interned.h): decoded, then interned.
+template <class T, class F>
+Status DecodeArray(const Value& v, const Path& p, SharedList<T>* out, F&& decode_element) {
+  std::vector<T> list;
+  KT_RETURN_IF_ERROR(DecodeArray(v, p, &list, decode_element));
+  *out = std::move(list);
+  out->Intern();
+  return Status();
+}
+
 Status DecodeString(const Value& v, const Path& p, std::string* out) {
   if (v.IsString()) {
     out->assign(v.GetString(), v.GetStringLength());
@@ -282,8 +292,9 @@ Status DecodeOptInt32(const Value& v, const Path& p, std::optional<int32_t>* out
 
 // Go decodes into an existing map without clearing it; so do we (it matters only for duplicate
 // keys, where the last wins).
+// The decoded map is interned (api/interned.h).
 Status DecodeStringMap(const Value& v, const Path& p, StringMap* out) {
-  return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
+  KT_RETURN_IF_ERROR(ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
     if (val.IsNull()) {
       out->Set(std::string(k), std::string());
       return Status();
@@ -291,10 +302,13 @@ Status DecodeStringMap(const Value& v, const Path& p, StringMap* out) {
     if (!val.IsString()) return TypeError(p.Child(k), "string", val);
     out->Set(std::string(k), std::string(val.GetString(), val.GetStringLength()));
     return Status();
-  });
+  }));
+  out->Intern();
+  return Status();
 }
 
-Status DecodeStringList(const Value& v, const Path& p, std::vector<std::string>* out) {
+template <class List>
+Status DecodeStringList(const Value& v, const Path& p, List* out) {
   return DecodeArray(v, p, out, DecodeString);
 }
 

@@ -34,7 +34,7 @@ auto SortedGet(const Entries& entries, std::string_view key) -> decltype(&entrie
 }  // namespace
 
 void StringMap::Set(std::string key, std::string value) {
-  SortedSet(entries_, std::move(key), std::move(value));
+  SortedSet(entries_.Mutable(), std::move(key), std::move(value));
 }
 
 const std::string* StringMap::Get(std::string_view key) const { return SortedGet(entries_, key); }
@@ -42,5 +42,42 @@ const std::string* StringMap::Get(std::string_view key) const { return SortedGet
 void ResourceList::Set(std::string name, Quantity q) { SortedSet(entries_, std::move(name), q); }
 
 const Quantity* ResourceList::Get(std::string_view name) const { return SortedGet(entries_, name); }
+
+namespace {
+
+size_t HashResources(size_t h, const ResourceList& list) {
+  h = HashMix(h, list.size());
+  for (const auto& [name, q] : list) {
+    h = HashMix(h, HashValue(name));
+    h = HashMix(h, std::hash<int64_t>()(q.MilliValue()));
+    h = HashMix(h, static_cast<size_t>(q.format()));
+  }
+  return h;
+}
+
+bool IdenticalResources(const ResourceList& a, const ResourceList& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.first == y.first && x.second == y.second && x.second.format() == y.second.format();
+  });
+}
+
+}  // namespace
+
+size_t HashValue(const OwnerReference& o) {
+  size_t h = HashValue(o.uid);
+  h = HashMix(h, HashValue(o.name));
+  h = HashMix(h, HashValue(o.kind));
+  h = HashMix(h, HashValue(o.api_version));
+  return HashMix(h, (o.controller ? 1 : 0) + (o.block_owner_deletion ? 2 : 0));
+}
+
+size_t HashValue(const Container& c) {
+  return HashResources(HashResources(HashValue(c.name), c.requests), c.limits);
+}
+
+bool Identical(const Container& a, const Container& b) {
+  return a.name == b.name && IdenticalResources(a.requests, b.requests) &&
+         IdenticalResources(a.limits, b.limits);
+}
 
 }  // namespace kt::api

@@ -17,13 +17,15 @@
 #include <utility>
 #include <vector>
 
+#include "api/interned.h"
 #include "api/quantity.h"
 #include "core/taint.h"
 
 namespace kt::api {
 
 // A string map kept sorted by key (labels, annotations, nodeSelector). Small and cache-friendly;
-// lookups are binary searches.
+// lookups are binary searches. Its entries are a SharedList: equal maps share them once
+// interned (Intern), and Set copies shared entries first.
 class StringMap {
  public:
   using Entry = std::pair<std::string, std::string>;
@@ -38,11 +40,13 @@ class StringMap {
   const std::vector<Entry>& entries() const { return entries_; }
   auto begin() const { return entries_.begin(); }
   auto end() const { return entries_.end(); }
+  // Shares the entries of an equal interned map (see api/interned.h).
+  void Intern() { entries_.Intern(); }
 
   bool operator==(const StringMap&) const = default;
 
  private:
-  std::vector<Entry> entries_;
+  SharedList<Entry> entries_;
 };
 
 // Resource name → quantity, sorted by name ("cpu", "memory", "pods", "nvidia.com/gpu", ...).
@@ -71,7 +75,10 @@ struct OwnerReference {
   std::string uid;
   bool controller = false;
   bool block_owner_deletion = false;
+
+  bool operator==(const OwnerReference&) const = default;
 };
+size_t HashValue(const OwnerReference& o);
 
 struct ObjectMeta {
   std::string name;
@@ -85,8 +92,8 @@ struct ObjectMeta {
   std::optional<int64_t> deletion_grace_period_seconds;
   StringMap labels;
   StringMap annotations;
-  std::vector<OwnerReference> owner_references;
-  std::vector<std::string> finalizers;
+  SharedList<OwnerReference> owner_references;
+  SharedList<std::string> finalizers;
 };
 
 // A label selector requirement, as in nodeSelectorTerms and metav1.LabelSelector.
@@ -124,21 +131,26 @@ struct Container {
   std::string name;
   ResourceList requests;
   ResourceList limits;
+
+  bool operator==(const Container&) const = default;
 };
+size_t HashValue(const Container& c);
+// Equal, with every quantity in the same format.
+bool Identical(const Container& a, const Container& b);
 
 struct PodSpec {
   std::string node_name;
   StringMap node_selector;
   std::optional<NodeAffinity> node_affinity;
-  std::vector<Toleration> tolerations;
+  SharedList<Toleration> tolerations;
   std::optional<int32_t> priority;
   std::string priority_class_name;
   std::string scheduler_name;
   std::string preemption_policy;
   bool host_network = false;
   std::optional<int64_t> termination_grace_period_seconds;
-  std::vector<Container> containers;
-  std::vector<Container> init_containers;
+  SharedList<Container> containers;
+  SharedList<Container> init_containers;
   ResourceList overhead;
   // Read only by field selectors (spec.restartPolicy, spec.serviceAccountName).
   std::string restart_policy;

@@ -42,6 +42,16 @@ bool CompareNumericValues(std::string_view toleration_value, std::string_view ta
   return op == kOpLt ? *val < *tol : *val > *tol;
 }
 
+size_t HashValue(const Toleration& t) {
+  const std::hash<std::string_view> hash;
+  size_t h = hash(t.key);
+  for (std::string_view f :
+       {std::string_view(t.op), std::string_view(t.value), std::string_view(t.effect)}) {
+    h = h * 31 + hash(f);
+  }
+  return h * 31 + (t.toleration_seconds ? std::hash<int64_t>()(*t.toleration_seconds) + 1 : 0);
+}
+
 bool TolerationsTolerateTaint(std::span<const Toleration> tolerations, const Taint& taint,
                               bool enable_comparison_operators) {
   for (const Toleration& t : tolerations) {

@@ -64,6 +64,8 @@ struct Toleration {
 
   bool operator==(const Toleration&) const = default;
 };
+// A hash of every field, for sharing equal toleration lists (api/interned.h).
+size_t HashValue(const Toleration& t);
 
 // Whether `toleration` tolerates `taint` (core/v1 Toleration.ToleratesTaint). Lt/Gt tolerate only
 // when `enable_comparison_operators` (feature gate TaintTolerationComparisonOperators) is set

@@ -118,6 +118,9 @@ class SqliteStore final : public Store {
   using Pending = std::variant<PendingWrite, PendingCompaction>;
 
   Status Load();
+  // The value of the row at `revision` (history left on disk by Load); kNotFound if the row
+  // is gone (compacted).
+  Result<Bytes> LoadValue(Revision revision) KT_LOCKS_EXCLUDED(db_mu_);
   void Enqueue(Pending pending) KT_LOCKS_EXCLUDED(queue_mu_);
   void CommitterLoop() KT_LOCKS_EXCLUDED(queue_mu_);
   void CommitBatch(std::vector<Pending>& batch);
@@ -127,9 +130,10 @@ class SqliteStore final : public Store {
 
   const SqliteOptions options_;
   // Declared before the statements, so that they are finalized before it closes. Used by
-  // Start, then by the committer thread only.
+  // Start, then by the committer thread's transactions and LoadValue, under db_mu_.
   Db db_;
-  Stmt begin_, commit_, rollback_, insert_, delete_, set_compacted_;
+  Stmt begin_, commit_, rollback_, insert_, delete_, set_compacted_, select_value_;
+  std::mutex db_mu_;
   std::shared_ptr<internal::MvccIndex> index_;
 
   std::mutex queue_mu_;
@@ -156,6 +160,7 @@ SqliteStore::SqliteStore(const SqliteOptions& options, Db db)
   index_options.compact = [this](Revision revision) {
     Enqueue(PendingCompaction{revision, nullptr});
   };
+  index_options.load_value = [this](Revision revision) { return LoadValue(revision); };
   index_ = std::make_shared<internal::MvccIndex>(std::move(index_options));
 }
 
@@ -220,6 +225,7 @@ Status SqliteStore::Start() {
       {&delete_, "DELETE FROM kv WHERE revision = ?1"},
       {&set_compacted_,
        "INSERT OR REPLACE INTO meta(name, value) VALUES('compacted_revision', ?1)"},
+      {&select_value_, "SELECT value FROM kv WHERE revision = ?1"},
   };
   for (const auto& [stmt, sql] : statements) {
     Result<Stmt> prepared = Prepare(db, sql);
@@ -265,12 +271,32 @@ Status SqliteStore::Load() {
             size == 0 ? internal::EmptyBytes() : std::make_shared<const std::string>(data, size);
       }
     }
-    KT_RETURN_IF_ERROR(index_->LoadRow(std::move(row), dropped));
+    // The values of the versions this row supersedes stay on disk (LoadRow).
+    KT_RETURN_IF_ERROR(index_->LoadRow(std::move(row), dropped, /*history_on_disk=*/true));
   }
   if (rc != SQLITE_DONE) return SqlError(db, rc, "load");
   // Leftovers of a compaction interrupted by a restart.
   pending_deletes_.assign(dropped.begin(), dropped.end());
   return Status::Ok();
+}
+
+Result<Bytes> SqliteStore::LoadValue(Revision revision) {
+  std::lock_guard lock(db_mu_);
+  sqlite3* db = db_.get();
+  sqlite3_stmt* s = select_value_.get();
+  sqlite3_bind_int64(s, 1, revision);
+  const int rc = sqlite3_step(s);
+  Result<Bytes> value =
+      Err(Status(StatusCode::kNotFound, "no row at revision " + std::to_string(revision)));
+  if (rc == SQLITE_ROW) {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(s, 0));
+    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(s, 0));
+    value = size == 0 ? internal::EmptyBytes() : std::make_shared<const std::string>(data, size);
+  } else if (rc != SQLITE_DONE) {
+    value = Err(SqlError(db, rc, "read history"));
+  }
+  sqlite3_reset(s);
+  return value;
 }
 
 void SqliteStore::Write(WriteOp op, WriteCallback done) {
@@ -374,6 +400,7 @@ void SqliteStore::CommitBatch(std::vector<Pending>& batch) {
 }
 
 Status SqliteStore::WriteTransaction(const std::vector<Event>& events, std::size_t deletes) {
+  std::lock_guard lock(db_mu_);
   sqlite3* db = db_.get();
   KT_RETURN_IF_ERROR(StepDone(db, begin_.get(), "begin"));
   Status status = [&]() -> Status {

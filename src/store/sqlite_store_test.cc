@@ -100,6 +100,76 @@ TEST(SqliteStoreTest, ReopenRestoresObjectsHistoryAndContinuesRevisions) {
   EXPECT_EQ(next->revision, 6);
 }
 
+// After a reopen only current values are loaded; history is read from disk when a read at an
+// old revision or a watch replay reaches it, and must come back exactly.
+TEST(SqliteStoreTest, HistoryAfterReopenIsReadFromDiskExactly) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const SqliteOptions options = Options(dir);
+  constexpr int kKeys = 20;
+  constexpr int kRounds = 5;
+  auto value = [](int k, int round) {
+    return "k" + std::to_string(k) + "-v" + std::to_string(round);
+  };
+  auto key = [](int k) { return "/registry/nodes/n" + std::to_string(100 + k); };
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    for (int k = 0; k < kKeys; ++k) ASSERT_TRUE(store->Create(key(k), MakeBytes(value(k, 0))));
+    for (int round = 1; round < kRounds; ++round) {
+      for (int k = 0; k < kKeys; ++k) {
+        ASSERT_TRUE(store->Update(key(k), MakeBytes(value(k, round)), 0));
+      }
+    }
+    ASSERT_TRUE(store->Delete(key(0), 0));  // its every version is now history
+  }
+  std::unique_ptr<Store> store = MustOpen(options);
+  ASSERT_NE(store, nullptr);
+  const Revision last = kKeys * kRounds + 1;
+  EXPECT_EQ(store->CurrentRevision(), last);
+  // At the end of each round, every key has that round's value.
+  for (int round = 0; round < kRounds; ++round) {
+    Result<RangeResponse> at =
+        store->Range(RangeRequest::Prefix("/registry/nodes/", (round + 1) * kKeys));
+    ASSERT_TRUE(at) << at.error().ToString();
+    ASSERT_EQ(at->kvs.size(), static_cast<size_t>(kKeys)) << "round " << round;
+    for (int k = 0; k < kKeys; ++k) {
+      EXPECT_EQ(*at->kvs[k].value, value(k, round)) << "round " << round;
+      EXPECT_EQ(at->kvs[k].mod_revision, round * kKeys + k + 1);
+    }
+  }
+  Result<RangeResponse> now = store->Range(RangeRequest::Prefix("/registry/nodes/"));
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->kvs.size(), static_cast<size_t>(kKeys - 1));
+  // A replay of all of it: every value and previous value as written.
+  WatchRecorder recorder;
+  auto watch = store->Watch(WatchRequest::Prefix("/registry/", 1), recorder.Callback());
+  ASSERT_TRUE(watch);
+  ASSERT_TRUE(recorder.WaitForRevision(last));
+  const std::vector<Event> events = recorder.events();
+  ASSERT_EQ(events.size(), static_cast<size_t>(last));
+  for (int round = 0; round < kRounds; ++round) {
+    for (int k = 0; k < kKeys; ++k) {
+      const Event& e = events[round * kKeys + k];
+      EXPECT_EQ(*e.value, value(k, round));
+      if (round == 0) {
+        EXPECT_EQ(e.prev_value, nullptr);
+      } else {
+        ASSERT_NE(e.prev_value, nullptr);
+        EXPECT_EQ(*e.prev_value, value(k, round - 1));
+      }
+    }
+  }
+  EXPECT_EQ(events.back().type, Event::Type::kDelete);
+  EXPECT_EQ(*events.back().prev_value, value(0, kRounds - 1));
+  // Compacted history is gone, on disk as in memory.
+  ASSERT_TRUE(store->Compact(3 * kKeys).ok());
+  EXPECT_EQ(store->Range(RangeRequest::Prefix("/registry/", kKeys)).error().code(),
+            StatusCode::kGone);
+  Result<RangeResponse> at4 = store->Range(RangeRequest::Prefix("/registry/nodes/", 4 * kKeys));
+  ASSERT_TRUE(at4) << at4.error().ToString();
+  EXPECT_EQ(*at4->kvs[1].value, value(1, 3));
+}
+
 TEST(SqliteStoreTest, CompactionDeletesSupersededRowsAndRevisionsNeverGoBack) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

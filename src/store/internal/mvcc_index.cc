@@ -41,6 +41,24 @@ const Bytes& EmptyBytes() {
   return *empty;
 }
 
+const Bytes& OnDiskBytes() {
+  static const Bytes* on_disk = new Bytes(std::make_shared<const std::string>("<on disk>"));
+  return *on_disk;
+}
+
+Status MvccIndex::ResolveOnDisk(Bytes& value, Revision revision) const {
+  if (!IsOnDisk(value)) return Status::Ok();
+  if (!options_.load_value) return Internal("no loader for the value at revision " + Str(revision));
+  Result<Bytes> loaded = options_.load_value(revision);
+  if (!loaded) {
+    if (loaded.error().code() != StatusCode::kNotFound) return loaded.error();
+    return Gone("revision " + Str(revision) + " has been compacted; the compacted revision is " +
+                Str(compacted_revision()));
+  }
+  value = std::move(*loaded);
+  return Status::Ok();
+}
+
 // A live watch; cancels on destruction. Holds the index weakly so that it may outlive it.
 class MvccIndex::Handle final : public Watcher {
  public:
@@ -92,6 +110,16 @@ Result<KeyValue> MvccIndex::Get(std::string_view key) const {
 }
 
 Result<RangeResponse> MvccIndex::Range(const RangeRequest& request) const {
+  Result<RangeResponse> response = RangeLocked(request);
+  if (!response) return response;
+  // History loaded at start-up may be on disk; read it without holding the lock.
+  for (KeyValue& kv : response->kvs) {
+    if (Status s = ResolveOnDisk(kv.value, kv.mod_revision); !s.ok()) return Err(std::move(s));
+  }
+  return response;
+}
+
+Result<RangeResponse> MvccIndex::RangeLocked(const RangeRequest& request) const {
   if (request.revision < 0) return Err(BadRequest("negative revision"));
   std::shared_lock lock(mu_);
   const Revision at = request.revision == 0 ? current_ : request.revision;
@@ -299,7 +327,7 @@ void MvccIndex::BeginLoad(Revision compacted) {
   current_ = compacted;
 }
 
-Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped) {
+Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool history_on_disk) {
   std::unique_lock lock(mu_);
   // One lookup per row, reused for the insert: start-up time is mostly this loop.
   auto it = keys_.lower_bound(row.key);
@@ -336,6 +364,15 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped) {
   const Revision create_revision = prev_live ? prev->create_revision : row.revision;
   if (row.create_revision != create_revision) return Corrupt(row, "wrong create_revision");
 
+  if (history_on_disk && prev_live && !IsOnDisk(prev->value)) {
+    // The version this row supersedes becomes history: release its value, in its version and
+    // in its event (when that is still in the log), and read it back from disk when needed.
+    auto& history = it->second.back().value;
+    if (prev->mod_revision > compacted_) {
+      log_[static_cast<std::size_t>(prev->mod_revision - compacted_ - 1)].value = OnDiskBytes();
+    }
+    history = OnDiskBytes();
+  }
   Event e;
   e.type = row.deleted ? Event::Type::kDelete : Event::Type::kPut;
   e.key = row.key;
@@ -439,7 +476,19 @@ bool MvccIndex::DispatchRound(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     WatchResponse response;
     bool more = false;
-    const bool send = CollectEvents(*w, response, more);
+    bool send = CollectEvents(*w, response, more);
+    if (send && response.status.ok()) {
+      // History loaded at start-up may be on disk.
+      for (Event& e : response.events) {
+        Status s = ResolveOnDisk(e.value, e.mod_revision);
+        if (s.ok() && e.prev_value) s = ResolveOnDisk(e.prev_value, e.prev_mod_revision);
+        if (!s.ok()) {
+          response.events.clear();
+          response.status = std::move(s);
+          break;
+        }
+      }
+    }
     lock.lock();
     again = again || more;
     if (send) Deliver(w, std::move(response), lock);

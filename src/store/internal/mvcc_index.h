@@ -46,6 +46,10 @@ class WriteCompletionScope {
 
 // The value stored for a null Bytes.
 const Bytes& EmptyBytes();
+// The value of a version kept on disk only (history loaded at start-up): a placeholder, never
+// handed to a reader. Options::load_value reads the real value when a read needs it.
+const Bytes& OnDiskBytes();
+inline bool IsOnDisk(const Bytes& value) { return value.get() == OnDiskBytes().get(); }
 
 // Writes checked against the current state (and against the batch's earlier writes), not yet
 // applied. Revisions are consecutive from the store's current revision + 1.
@@ -87,6 +91,10 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
     // Revisions a watcher may scan in one response; bounds the time a store lock is held
     // and lets other watchers take turns.
     std::size_t max_scan_per_response = 4096;
+    // Reads the value of the version at a revision whose value is OnDiskBytes(). Called with
+    // no lock of the index held. kNotFound: the version has been compacted away meanwhile.
+    // Required when such values are loaded (the SQLite store's history).
+    std::function<Result<Bytes>(Revision)> load_value;
   };
 
   explicit MvccIndex(Options options);
@@ -125,8 +133,11 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   // only establish the state at `compacted`; the revisions of rows that state supersedes are
   // appended to `dropped` (an interrupted compaction's leftovers). kInternal on any
   // inconsistency (a gap, a prev_revision that does not match), i.e. a corrupt store.
+  // With `history_on_disk`, the value of a version that a later row supersedes is released
+  // and read back through Options::load_value when a read at an old revision or a watch
+  // replay needs it: memory and start-up time then do not grow with the history on disk.
   void BeginLoad(Revision compacted);
-  Status LoadRow(StoredRow row, std::vector<Revision>& dropped);
+  Status LoadRow(StoredRow row, std::vector<Revision>& dropped, bool history_on_disk = false);
 
   Result<std::unique_ptr<Watcher>> Watch(const WatchRequest& request, WatchCallback callback)
       KT_LOCKS_EXCLUDED(mu_, watch_mu_);
@@ -153,12 +164,16 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   };
   class Handle;
 
+  Result<RangeResponse> RangeLocked(const RangeRequest& request) const KT_LOCKS_EXCLUDED(mu_);
   Result<WriteResult> CheckLocked(const WriteOp& op, WriteBatch& batch) const
       KT_SHARED_LOCKS_REQUIRED(mu_);
   void ApplyLocked(WriteBatch& batch) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CompactKeyLocked(std::map<std::string, History, std::less<>>::iterator it, Revision revision,
                         std::vector<Revision>* dropped) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyWatchThread() KT_LOCKS_EXCLUDED(watch_mu_);
+  // Replaces an OnDiskBytes() placeholder in `value` (of the version at `revision`) by the
+  // value read from disk. kGone if the version was compacted away in the meantime.
+  Status ResolveOnDisk(Bytes& value, Revision revision) const KT_LOCKS_EXCLUDED(mu_);
 
   void Cancel(const std::shared_ptr<WatchState>& state) KT_LOCKS_EXCLUDED(watch_mu_);
   void WatchLoop();

@@ -1,18 +1,11 @@
-// Tests of the HTTP/1.1 server (http.h) over loopback, with a small blocking client written on
-// plain sockets so that every byte on the wire can be checked: keep-alive, body limits,
-// malformed requests, chunked watch streams, slow and vanished clients, and Stop.
+// Tests of the HTTP/1.1 server (http.h) over loopback, with the small blocking client of
+// http_test_client.h, written on plain sockets so that every byte on the wire can be checked:
+// keep-alive, body limits, malformed requests, chunked watch streams, slow and vanished
+// clients, and Stop.
 //
 // Every wait is bounded: reads poll with a deadline, and conditions are awaited with one.
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -30,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "server/http.h"
+#include "server/http_test_client.h"
 
 namespace kt::server {
 namespace {
@@ -37,186 +31,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kTimeout = std::chrono::seconds(10);
 
-// A blocking HTTP/1.1 client on one socket, reading with deadlines.
-class TestClient {
- public:
-  struct Response {
-    int status = 0;
-    std::vector<std::pair<std::string, std::string>> headers;
-    std::string body;
-
-    std::string Header(std::string_view name) const {
-      for (const auto& [n, v] : headers) {
-        if (strcasecmp(n.c_str(), std::string(name).c_str()) == 0) return v;
-      }
-      return "";
-    }
-  };
-
-  // Connects to 127.0.0.1:port. A small `rcvbuf` makes a client that stops reading stall the
-  // server quickly.
-  explicit TestClient(int port, int rcvbuf = 0) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd_ < 0) return;
-    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      Close();
-      return;
-    }
-    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
-  }
-  ~TestClient() { Close(); }
-  TestClient(const TestClient&) = delete;
-  TestClient& operator=(const TestClient&) = delete;
-
-  bool connected() const { return fd_ >= 0; }
-
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
-  bool Send(std::string_view data) {
-    auto deadline = Clock::now() + kTimeout;
-    while (!data.empty()) {
-      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n > 0) {
-        data.remove_prefix(static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
-      if (!Poll(POLLOUT, deadline)) return false;
-    }
-    return true;
-  }
-
-  // The status line and headers of the next response.
-  std::optional<Response> ReadHead() {
-    auto deadline = Clock::now() + kTimeout;
-    size_t end;
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-      if (Fill(deadline) != kData) return std::nullopt;
-    }
-    std::istringstream lines(buf_.substr(0, end));
-    buf_.erase(0, end + 4);
-    Response r;
-    std::string line;
-    std::getline(lines, line);
-    if (line.rfind("HTTP/1.1 ", 0) != 0) return std::nullopt;
-    r.status = std::atoi(line.c_str() + 9);
-    while (std::getline(lines, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      size_t colon = line.find(':');
-      if (colon == std::string::npos) return std::nullopt;
-      std::string value = line.substr(colon + 1);
-      value.erase(0, value.find_first_not_of(' '));
-      r.headers.emplace_back(line.substr(0, colon), value);
-    }
-    return r;
-  }
-
-  // A whole response with a Content-Length body (none after HEAD).
-  std::optional<Response> ReadResponse(bool head_request = false) {
-    std::optional<Response> r = ReadHead();
-    if (!r) return r;
-    std::string length = r->Header("Content-Length");
-    size_t n = head_request || length.empty() ? 0 : std::stoul(length);
-    auto deadline = Clock::now() + kTimeout;
-    while (buf_.size() < n) {
-      if (Fill(deadline) != kData) return std::nullopt;
-    }
-    r->body = buf_.substr(0, n);
-    buf_.erase(0, n);
-    return r;
-  }
-
-  // The data of the next chunk of a chunked body; "" for the final chunk; nullopt on a broken
-  // stream or a timeout.
-  std::optional<std::string> ReadChunk() {
-    auto deadline = Clock::now() + kTimeout;
-    size_t eol;
-    while ((eol = buf_.find("\r\n")) == std::string::npos) {
-      if (Fill(deadline) != kData) return std::nullopt;
-    }
-    size_t size = std::stoul(buf_.substr(0, eol), nullptr, 16);
-    size_t need = eol + 2 + size + 2;  // the size line, the data, CRLF
-    while (buf_.size() < need) {
-      if (Fill(deadline) != kData) return std::nullopt;
-    }
-    if (buf_.compare(eol + 2 + size, 2, "\r\n") != 0) return std::nullopt;
-    std::string data = buf_.substr(eol + 2, size);
-    buf_.erase(0, need);
-    return data;
-  }
-
-  // Everything until the server closes the connection; nullopt on a timeout.
-  std::optional<std::string> ReadToEof() {
-    auto deadline = Clock::now() + kTimeout;
-    for (;;) {
-      switch (Fill(deadline)) {
-        case kEof:
-        case kReset:
-          return std::exchange(buf_, "");
-        case kTimedOut:
-          return std::nullopt;
-        case kData:
-          break;
-      }
-    }
-  }
-
-  // True if the server closed the connection with nothing more to read.
-  bool ReadEof() {
-    auto deadline = Clock::now() + kTimeout;
-    for (;;) {
-      if (!buf_.empty()) return false;
-      switch (Fill(deadline)) {
-        case kEof:
-        case kReset:
-          return true;
-        case kTimedOut:
-          return false;
-        case kData:
-          break;
-      }
-    }
-  }
-
- private:
-  enum FillResult { kData, kEof, kReset, kTimedOut };
-
-  bool Poll(short events, Clock::time_point deadline) {
-    for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, events, 0};
-      int n = ::poll(&p, 1, static_cast<int>(left.count()));
-      if (n > 0) return true;
-      if (n < 0 && errno != EINTR) return false;
-    }
-  }
-
-  FillResult Fill(Clock::time_point deadline) {
-    for (;;) {
-      char tmp[65536];
-      ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-      if (n > 0) {
-        buf_.append(tmp, static_cast<size_t>(n));
-        return kData;
-      }
-      if (n == 0) return kEof;
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return kReset;
-      if (!Poll(POLLIN, deadline)) return kTimedOut;
-    }
-  }
-
-  int fd_ = -1;
-  std::string buf_;
-};
+using TestClient = testing::TestConnection;
 
 // Waits for `done` with a deadline, re-checking it every time `cv` is notified.
 template <class Pred>
@@ -810,7 +625,7 @@ TEST_F(HttpServerTest, StreamHandleOutlivingTheServerIsSafe) {
 TEST_F(HttpServerTest, AccessLogHasOneLinePerRequest) {
   HttpServerOptions options;
   options.access_log = true;
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   Start(options);
   {
     TestClient c(port_);
@@ -826,7 +641,7 @@ TEST_F(HttpServerTest, AccessLogHasOneLinePerRequest) {
     ASSERT_TRUE(handler_.WaitForClosed(1));
   }
   server_->Stop();
-  std::string log = testing::internal::GetCapturedStderr();
+  std::string log = ::testing::internal::GetCapturedStderr();
   std::vector<std::string> lines;
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) lines.push_back(line);

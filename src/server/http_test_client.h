@@ -49,27 +49,31 @@ struct HttpResponse {
 // One connection to 127.0.0.1:port; every read has a deadline.
 class TestConnection {
  public:
-  explicit TestConnection(int port) {
+  // A small `rcvbuf` makes a client that stops reading stall the server quickly.
+  explicit TestConnection(int port, int rcvbuf = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd_ < 0) return;
+    if (rcvbuf > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      ::close(fd_);
-      fd_ = -1;
+      Close();
       return;
     }
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   }
-  ~TestConnection() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~TestConnection() { Close(); }
   TestConnection(const TestConnection&) = delete;
   TestConnection& operator=(const TestConnection&) = delete;
 
   bool connected() const { return fd_ >= 0; }
+
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
   bool Send(std::string_view data) {
     const auto deadline = TestClock::now() + kTestTimeout;
@@ -89,7 +93,7 @@ class TestConnection {
     const auto deadline = TestClock::now() + kTestTimeout;
     size_t end;
     while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill(deadline)) return std::nullopt;
+      if (Fill(deadline) != kData) return std::nullopt;
     }
     HttpResponse r;
     r.head = buf_.substr(0, end);
@@ -119,7 +123,7 @@ class TestConnection {
     const size_t n = head_request || length.empty() ? 0 : std::stoul(length);
     const auto deadline = TestClock::now() + kTestTimeout;
     while (buf_.size() < n) {
-      if (!Fill(deadline)) return std::nullopt;
+      if (Fill(deadline) != kData) return std::nullopt;
     }
     r->body = buf_.substr(0, n);
     buf_.erase(0, n);
@@ -127,22 +131,58 @@ class TestConnection {
   }
 
   // The data of the next chunk; "" for the final chunk; nullopt on a broken stream or timeout.
+  std::optional<std::string> ReadChunk() { return ReadChunk(TestClock::now() + kTestTimeout); }
   std::optional<std::string> ReadChunk(TestClock::time_point deadline) {
     size_t eol;
     while ((eol = buf_.find("\r\n")) == std::string::npos) {
-      if (!Fill(deadline)) return std::nullopt;
+      if (Fill(deadline) != kData) return std::nullopt;
     }
     const size_t size = std::stoul(buf_.substr(0, eol), nullptr, 16);
     const size_t need = eol + 2 + size + 2;
     while (buf_.size() < need) {
-      if (!Fill(deadline)) return std::nullopt;
+      if (Fill(deadline) != kData) return std::nullopt;
     }
     std::string data = buf_.substr(eol + 2, size);
     buf_.erase(0, need);
     return data;
   }
 
+  // Everything until the server closes the connection; nullopt on a timeout.
+  std::optional<std::string> ReadToEof() {
+    const auto deadline = TestClock::now() + kTestTimeout;
+    for (;;) {
+      switch (Fill(deadline)) {
+        case kEof:
+        case kReset:
+          return std::exchange(buf_, "");
+        case kTimedOut:
+          return std::nullopt;
+        case kData:
+          break;
+      }
+    }
+  }
+
+  // True if the server closed the connection with nothing more to read.
+  bool ReadEof() {
+    const auto deadline = TestClock::now() + kTestTimeout;
+    for (;;) {
+      if (!buf_.empty()) return false;
+      switch (Fill(deadline)) {
+        case kEof:
+        case kReset:
+          return true;
+        case kTimedOut:
+          return false;
+        case kData:
+          break;
+      }
+    }
+  }
+
  private:
+  enum FillResult { kData, kEof, kReset, kTimedOut };
+
   bool Poll(short events, TestClock::time_point deadline) {
     for (;;) {
       auto left =
@@ -155,18 +195,18 @@ class TestConnection {
     }
   }
 
-  // Reads more into buf_; false on EOF, error or timeout.
-  bool Fill(TestClock::time_point deadline) {
+  // Reads more into buf_.
+  FillResult Fill(TestClock::time_point deadline) {
     for (;;) {
       char tmp[65536];
       ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
       if (n > 0) {
         buf_.append(tmp, static_cast<size_t>(n));
-        return true;
+        return kData;
       }
-      if (n == 0) return false;
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
-      if (!Poll(POLLIN, deadline)) return false;
+      if (n == 0) return kEof;
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return kReset;
+      if (!Poll(POLLIN, deadline)) return kTimedOut;
     }
   }
 

@@ -110,7 +110,7 @@ Result<KeyValue> MvccIndex::Get(std::string_view key) const {
 }
 
 Result<RangeResponse> MvccIndex::Range(const RangeRequest& request) const {
-  Result<RangeResponse> response = RangeLocked(request);
+  Result<RangeResponse> response = RangeInMemory(request);
   if (!response) return response;
   // History loaded at start-up may be on disk; read it without holding the lock.
   for (KeyValue& kv : response->kvs) {
@@ -119,7 +119,7 @@ Result<RangeResponse> MvccIndex::Range(const RangeRequest& request) const {
   return response;
 }
 
-Result<RangeResponse> MvccIndex::RangeLocked(const RangeRequest& request) const {
+Result<RangeResponse> MvccIndex::RangeInMemory(const RangeRequest& request) const {
   if (request.revision < 0) return Err(BadRequest("negative revision"));
   std::shared_lock lock(mu_);
   const Revision at = request.revision == 0 ? current_ : request.revision;
@@ -367,11 +367,10 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
   if (history_on_disk && prev_live && !IsOnDisk(prev->value)) {
     // The version this row supersedes becomes history: release its value, in its version and
     // in its event (when that is still in the log), and read it back from disk when needed.
-    auto& history = it->second.back().value;
     if (prev->mod_revision > compacted_) {
       log_[static_cast<std::size_t>(prev->mod_revision - compacted_ - 1)].value = OnDiskBytes();
     }
-    history = OnDiskBytes();
+    it->second.back().value = OnDiskBytes();
   }
   Event e;
   e.type = row.deleted ? Event::Type::kDelete : Event::Type::kPut;
@@ -476,24 +475,26 @@ bool MvccIndex::DispatchRound(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     WatchResponse response;
     bool more = false;
-    bool send = CollectEvents(*w, response, more);
-    if (send && response.status.ok()) {
-      // History loaded at start-up may be on disk.
-      for (Event& e : response.events) {
-        Status s = ResolveOnDisk(e.value, e.mod_revision);
-        if (s.ok() && e.prev_value) s = ResolveOnDisk(e.prev_value, e.prev_mod_revision);
-        if (!s.ok()) {
-          response.events.clear();
-          response.status = std::move(s);
-          break;
-        }
-      }
-    }
+    const bool send = CollectEvents(*w, response, more);
+    if (send) ResolveEvents(response);
     lock.lock();
     again = again || more;
     if (send) Deliver(w, std::move(response), lock);
   }
   return again;
+}
+
+void MvccIndex::ResolveEvents(WatchResponse& response) const {
+  if (!response.status.ok()) return;
+  for (Event& e : response.events) {
+    Status s = ResolveOnDisk(e.value, e.mod_revision);
+    if (s.ok() && e.prev_value) s = ResolveOnDisk(e.prev_value, e.prev_mod_revision);
+    if (!s.ok()) {
+      response.events.clear();
+      response.status = std::move(s);
+      return;
+    }
+  }
 }
 
 bool MvccIndex::CollectEvents(WatchState& w, WatchResponse& response, bool& more) const {

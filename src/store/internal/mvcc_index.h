@@ -164,7 +164,8 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   };
   class Handle;
 
-  Result<RangeResponse> RangeLocked(const RangeRequest& request) const KT_LOCKS_EXCLUDED(mu_);
+  // Range from memory; values of history loaded at start-up may still be OnDiskBytes().
+  Result<RangeResponse> RangeInMemory(const RangeRequest& request) const KT_LOCKS_EXCLUDED(mu_);
   Result<WriteResult> CheckLocked(const WriteOp& op, WriteBatch& batch) const
       KT_SHARED_LOCKS_REQUIRED(mu_);
   void ApplyLocked(WriteBatch& batch) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -182,6 +183,9 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   bool DispatchRound(std::unique_lock<std::mutex>& lock);
   // Fills `response` for `w` from the log; false if there is nothing to send. Sets `more` if
   // `w` has more to read at once.
+  // Reads the on-disk values of the events of `response` (history loaded at start-up); a
+  // version compacted meanwhile ends the response with kGone. Called with no lock held.
+  void ResolveEvents(WatchResponse& response) const KT_LOCKS_EXCLUDED(mu_);
   bool CollectEvents(WatchState& w, WatchResponse& response, bool& more) const
       KT_LOCKS_EXCLUDED(mu_);
   void Deliver(const std::shared_ptr<WatchState>& w, WatchResponse response,

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "api/codec.h"
+#include "core/time.h"
 #include "core/version.h"
 #include "server/api_server.h"
 #include "server/http.h"
@@ -30,19 +31,10 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-std::string Rfc3339Now() {
-  std::time_t secs = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // A Ready demo node: 4 cpu, 16Gi, 110 pods.
 std::string DemoNode(int i) {
   const std::string name = "node" + std::to_string(i);
-  const std::string now = Rfc3339Now();
+  const std::string now = FormatRfc3339(WallNow());
   const std::string resources =
       R"({"cpu":"4","ephemeral-storage":"100Gi","memory":"16Gi","pods":"110"})";
   std::string n =

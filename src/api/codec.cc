@@ -470,9 +470,29 @@ Status DecodeNodeAffinity(const Value& v, const Path& p, std::optional<NodeAffin
   });
 }
 
+Status DecodeContainerPort(const Value& v, const Path& p, ContainerPort* port) {
+  return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
+    if (k == "containerPort") return DecodeInt32(val, p.Child(k), &port->container_port);
+    if (k == "hostPort") return DecodeInt32(val, p.Child(k), &port->host_port);
+    if (k == "protocol") return DecodeString(val, p.Child(k), &port->protocol);
+    if (k == "hostIP") return DecodeString(val, p.Child(k), &port->host_ip);
+    return Status();
+  });
+}
+
+// A spec.schedulingGates element: {"name": "..."}.
+Status DecodeSchedulingGate(const Value& v, const Path& p, std::string* name) {
+  return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
+    if (k == "name") return DecodeString(val, p.Child(k), name);
+    return Status();
+  });
+}
+
 Status DecodeContainer(const Value& v, const Path& p, Container* c) {
   return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
     if (k == "name") return DecodeString(val, p.Child(k), &c->name);
+    if (k == "ports") return DecodeArray(val, p.Child(k), &c->ports, DecodeContainerPort);
+    if (k == "restartPolicy") return DecodeString(val, p.Child(k), &c->restart_policy);
     if (k == "resources") {
       const Path rp = p.Child(k);
       return ForEachMember(val, rp, [&](std::string_view k2, const Value& v2) -> Status {
@@ -508,6 +528,15 @@ Status DecodePodSpec(const Value& v, const Path& p, PodSpec* s) {
       return DecodeOptInt64(val, c, &s->termination_grace_period_seconds);
     }
     if (k == "overhead") return DecodeResourceList(val, c, &s->overhead);
+    if (k == "resources") {
+      return ForEachMember(val, c, [&](std::string_view k2, const Value& v2) -> Status {
+        if (k2 == "requests") return DecodeResourceList(v2, c.Child(k2), &s->resource_requests);
+        return Status();
+      });
+    }
+    if (k == "schedulingGates") {
+      return DecodeArray(val, c, &s->scheduling_gates, DecodeSchedulingGate);
+    }
     if (k == "restartPolicy") return DecodeString(val, c, &s->restart_policy);
     if (k == "serviceAccountName") return DecodeString(val, c, &s->service_account_name);
     return Status();
@@ -961,6 +990,23 @@ void WriteContainers(E& e, std::string_view key, const std::vector<Container>& c
   for (const auto& c : cs) {
     e.StartObject();
     e.Field("name", c.name);
+    if (!c.ports.empty()) {
+      e.Key("ports");
+      e.StartArray();
+      for (const ContainerPort& port : c.ports) {
+        e.StartObject();
+        if (port.host_port != 0) {
+          e.Key("hostPort");
+          e.Int64(port.host_port);
+        }
+        e.Key("containerPort");
+        e.Int64(port.container_port);
+        e.OptField("protocol", port.protocol);
+        e.OptField("hostIP", port.host_ip);
+        e.EndObject();
+      }
+      e.EndArray();
+    }
     e.Key("resources");
     e.StartObject();
     if (!c.limits.empty()) {
@@ -1155,13 +1201,8 @@ void WriteNamespace(E& e, const Namespace& ns) {
 }
 
 template <class E>
-void WriteEvent(E& e, const Event& ev) {
+void WriteObjectReference(E& e, const ObjectReference& o) {
   e.StartObject();
-  WriteTypeMeta(e, "Event", "v1");
-  WriteMeta(e, ev.meta);
-  e.Key("involvedObject");
-  e.StartObject();
-  const ObjectReference& o = ev.involved_object;
   e.OptField("kind", o.kind);
   e.OptField("namespace", o.namespace_);
   e.OptField("name", o.name);
@@ -1170,6 +1211,15 @@ void WriteEvent(E& e, const Event& ev) {
   e.OptField("resourceVersion", o.resource_version);
   e.OptField("fieldPath", o.field_path);
   e.EndObject();
+}
+
+template <class E>
+void WriteEvent(E& e, const Event& ev) {
+  e.StartObject();
+  WriteTypeMeta(e, "Event", "v1");
+  WriteMeta(e, ev.meta);
+  e.Key("involvedObject");
+  WriteObjectReference(e, ev.involved_object);
   e.OptField("reason", ev.reason);
   e.OptField("message", ev.message);
   e.Key("source");
@@ -1185,7 +1235,19 @@ void WriteEvent(E& e, const Event& ev) {
   }
   e.OptField("type", ev.type);
   e.TimeField("eventTime", ev.event_time);
+  if (ev.series_count != 0) {
+    e.Key("series");
+    e.StartObject();
+    e.Key("count");
+    e.Int64(ev.series_count);
+    e.TimeField("lastObservedTime", ev.series_last_observed_time);
+    e.EndObject();
+  }
   e.OptField("action", ev.action);
+  if (ev.related) {
+    e.Key("related");
+    WriteObjectReference(e, *ev.related);
+  }
   e.Field("reportingComponent", ev.reporting_component);
   e.Field("reportingInstance", ev.reporting_instance);
   e.EndObject();
@@ -1541,22 +1603,40 @@ Result<Namespace> DecodeNamespace(const Value& object) {
   });
 }
 
+static Status DecodeObjectReference(const Value& v, const Path& p, ObjectReference* o) {
+  return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
+    const Path c = p.Child(k);
+    if (k == "kind") return DecodeString(val, c, &o->kind);
+    if (k == "namespace") return DecodeString(val, c, &o->namespace_);
+    if (k == "name") return DecodeString(val, c, &o->name);
+    if (k == "uid") return DecodeString(val, c, &o->uid);
+    if (k == "apiVersion") return DecodeString(val, c, &o->api_version);
+    if (k == "resourceVersion") return DecodeString(val, c, &o->resource_version);
+    if (k == "fieldPath") return DecodeString(val, c, &o->field_path);
+    return Status();
+  });
+}
+
 Result<Event> DecodeEvent(const Value& object) {
   return DecodeRoot<Event>(object, [](const Value& v, const Path& p, Event* ev) {
     return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
       const Path c = p.Child(k);
       if (k == "metadata") return DecodeMeta(val, c, &ev->meta);
-      if (k == "involvedObject") {
-        ObjectReference& o = ev->involved_object;
+      if (k == "involvedObject") return DecodeObjectReference(val, c, &ev->involved_object);
+      if (k == "related") {
+        if (val.IsNull()) {
+          ev->related.reset();
+          return Status();
+        }
+        ev->related.emplace();
+        return DecodeObjectReference(val, c, &*ev->related);
+      }
+      if (k == "series") {
         return ForEachMember(val, c, [&](std::string_view k2, const Value& v2) -> Status {
-          const Path c2 = c.Child(k2);
-          if (k2 == "kind") return DecodeString(v2, c2, &o.kind);
-          if (k2 == "namespace") return DecodeString(v2, c2, &o.namespace_);
-          if (k2 == "name") return DecodeString(v2, c2, &o.name);
-          if (k2 == "uid") return DecodeString(v2, c2, &o.uid);
-          if (k2 == "apiVersion") return DecodeString(v2, c2, &o.api_version);
-          if (k2 == "resourceVersion") return DecodeString(v2, c2, &o.resource_version);
-          if (k2 == "fieldPath") return DecodeString(v2, c2, &o.field_path);
+          if (k2 == "count") return DecodeInt32(v2, c.Child(k2), &ev->series_count);
+          if (k2 == "lastObservedTime") {
+            return DecodeString(v2, c.Child(k2), &ev->series_last_observed_time);
+          }
           return Status();
         });
       }

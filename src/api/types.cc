@@ -72,12 +72,20 @@ size_t HashValue(const OwnerReference& o) {
 }
 
 size_t HashValue(const Container& c) {
-  return HashResources(HashResources(HashValue(c.name), c.requests), c.limits);
+  size_t h = HashResources(HashResources(HashValue(c.name), c.requests), c.limits);
+  h = HashMix(h, HashValue(c.restart_policy));
+  for (const ContainerPort& p : c.ports) {
+    h = HashMix(h,
+                static_cast<size_t>(p.container_port) * 65537 + static_cast<size_t>(p.host_port));
+    h = HashMix(h, HashMix(HashValue(p.protocol), HashValue(p.host_ip)));
+  }
+  return h;
 }
 
 bool Identical(const Container& a, const Container& b) {
   return a.name == b.name && IdenticalResources(a.requests, b.requests) &&
-         IdenticalResources(a.limits, b.limits);
+         IdenticalResources(a.limits, b.limits) && a.ports == b.ports &&
+         a.restart_policy == b.restart_policy;
 }
 
 }  // namespace kt::api

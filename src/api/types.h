@@ -127,10 +127,23 @@ struct LabelSelector {
   std::vector<SelectorRequirement> match_expressions;
 };
 
+// A container port; only host ports matter to the scheduler (NodePorts).
+struct ContainerPort {
+  int32_t container_port = 0;
+  int32_t host_port = 0;
+  std::string protocol;  // "" is TCP
+  std::string host_ip;   // "" is 0.0.0.0
+
+  bool operator==(const ContainerPort&) const = default;
+};
+
 struct Container {
   std::string name;
   ResourceList requests;
   ResourceList limits;
+  std::vector<ContainerPort> ports;
+  // Init containers only: "Always" makes it a sidecar (restartable init container).
+  std::string restart_policy;
 
   bool operator==(const Container&) const = default;
 };
@@ -152,6 +165,10 @@ struct PodSpec {
   SharedList<Container> containers;
   SharedList<Container> init_containers;
   ResourceList overhead;
+  // spec.resources.requests (pod-level resources).
+  ResourceList resource_requests;
+  // spec.schedulingGates[*].name
+  SharedList<std::string> scheduling_gates;
   // Read only by field selectors (spec.restartPolicy, spec.serviceAccountName).
   std::string restart_policy;
   std::string service_account_name;
@@ -216,6 +233,8 @@ struct ObjectReference {
   std::string uid;
   std::string resource_version;
   std::string field_path;
+
+  bool operator==(const ObjectReference&) const = default;
 };
 
 struct Event {
@@ -233,6 +252,10 @@ struct Event {
   std::string reporting_component;
   std::string reporting_instance;
   std::string action;
+  std::optional<ObjectReference> related;
+  // series (events.k8s.io/v1 repeats); count 0: no series.
+  int32_t series_count = 0;
+  std::string series_last_observed_time;
 };
 
 struct Lease {

@@ -1,11 +1,12 @@
 #include "server/registry.h"
 
 #include <atomic>
-#include <ctime>
 #include <future>
 #include <random>
 
+#include "admission/priority.h"
 #include "api/codec.h"
+#include "core/time.h"
 #include "core/validation.h"
 #include "server/object.h"
 
@@ -69,15 +70,6 @@ void CopyMember(const Value& from, Value& to, const char* name, Alloc& alloc) {
     return;
   }
   SetMember(to, name, Value(it->value, alloc), alloc);
-}
-
-std::string Rfc3339(std::chrono::system_clock::time_point t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::mt19937_64& Rng() {
@@ -210,8 +202,8 @@ Value MaskedPodSpec(const Value& pod, Alloc& alloc) {
       if (c.IsObject()) c.RemoveMember("image");
     }
   }
-  for (const char* name :
-       {"tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds"}) {
+  for (const char* name : {"tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds",
+                           "schedulingGates"}) {
     spec.RemoveMember(name);
   }
   return spec;
@@ -254,6 +246,15 @@ FieldErrorList Validate(const ResourceInfo& info, const Value& doc, const TypedO
             ValidatePodTolerationsUpdate(old.spec.tolerations, pod.spec.tolerations, gates);
         errs.insert(errs.end(), std::make_move_iterator(e.begin()),
                     std::make_move_iterator(e.end()));
+        // Scheduling gates can only be removed (upstream validateSchedulingGates on update).
+        for (const std::string& gate : pod.spec.scheduling_gates) {
+          if (std::find(old.spec.scheduling_gates.begin(), old.spec.scheduling_gates.end(), gate) ==
+              old.spec.scheduling_gates.end()) {
+            errs.push_back(FieldError::Forbidden(
+                "spec.schedulingGates",
+                "only deletion is allowed, but found new scheduling gate '" + gate + "'"));
+          }
+        }
         break;
       }
       ValidateContainers(spec->value, errs);
@@ -345,7 +346,27 @@ Registry::Registry(store::Store* store, Options options)
 
 Registry::~Registry() { Stop(); }
 
-std::string Registry::NowRfc3339() const { return Rfc3339(options_.now()); }
+admission::PriorityClasses Registry::PriorityClassLister() {
+  WatchCache* cache = &this->cache(Resource::kPriorityClasses);
+  return admission::PriorityClasses{
+      [cache](std::string_view name) -> std::optional<api::PriorityClass> {
+        ObjectPtr o = cache->Get("", name);
+        const api::PriorityClass* pc = o ? o->As<api::PriorityClass>() : nullptr;
+        if (pc == nullptr) return std::nullopt;
+        return *pc;
+      },
+      [cache] {
+        std::vector<api::PriorityClass> out;
+        for (const ObjectPtr& o : cache->List(ObjectFilter()).items) {
+          if (const api::PriorityClass* pc = o->As<api::PriorityClass>()) out.push_back(*pc);
+        }
+        return out;
+      }};
+}
+
+std::string Registry::NowRfc3339() const {
+  return FormatRfc3339(std::chrono::time_point_cast<std::chrono::nanoseconds>(options_.now()));
+}
 
 Status Registry::Start() {
   for (auto& cache : caches_) KT_RETURN_IF_ERROR(cache->Start());
@@ -436,8 +457,31 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
     SetMember(meta, "generation", Value(int64_t{1}), alloc);
     switch (info.resource) {
       case Resource::kPods: {
+        // Defaults and admission (upstream SetDefaults_PodSpec, the Priority plugin).
+        Value& spec = EnsureObject(doc, "spec", alloc);
+        if (StringMember(spec, "schedulerName").empty()) {
+          SetString(spec, "schedulerName", "default-scheduler", alloc);
+        }
+        if (Status a = admission::AdmitPodPriorityOnCreate(doc, PriorityClassLister()); !a.ok()) {
+          return done(ApiErr(
+              NewForbidden(info.group, info.plural, StringMember(meta, "name"), a.message())));
+        }
         Value status(rapidjson::kObjectType);
         status.AddMember("phase", "Pending", alloc);
+        // A gated pod says so from the start (upstream applySchedulingGatedCondition).
+        auto gates = doc["spec"].FindMember("schedulingGates");
+        if (gates != doc["spec"].MemberEnd() && gates->value.IsArray() && !gates->value.Empty()) {
+          Value conditions(rapidjson::kArrayType);
+          Value c(rapidjson::kObjectType);
+          c.AddMember("type", "PodScheduled", alloc);
+          c.AddMember("status", "False", alloc);
+          c.AddMember("lastProbeTime", Value(rapidjson::kNullType), alloc);
+          c.AddMember("lastTransitionTime", Value(NowRfc3339().c_str(), alloc), alloc);
+          c.AddMember("reason", "SchedulingGated", alloc);
+          c.AddMember("message", "Scheduling is blocked due to non-empty scheduling gates", alloc);
+          conditions.PushBack(std::move(c), alloc);
+          status.AddMember("conditions", std::move(conditions), alloc);
+        }
         std::string_view qos = QosClass(doc);
         status.AddMember("qosClass",
                          Value(qos.data(), static_cast<rapidjson::SizeType>(qos.size())), alloc);
@@ -467,6 +511,12 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
     FieldErrorList errs = Validate(info, doc, *typed, nullptr, nullptr, options_.gates);
     const std::string name(StringMember(meta, "name"));
     if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
+    if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
+      if (Status a = admission::ValidatePriorityClassDefault(*pc, true, PriorityClassLister());
+          !a.ok()) {
+        return done(ApiErr(NewForbidden(info.group, info.plural, name, a.message())));
+      }
+    }
     Write(info, nullptr, std::move(doc), options, std::move(done));
   });
 }
@@ -557,6 +607,7 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   }
   RemoveMember(meta, "managedFields");
   SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
+  if (info.resource == Resource::kPods) admission::AdmitPodPriorityOnUpdate(next, old);
   // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
   if (next == old) return done(current->json);
   // The generation counts changes of anything but metadata and status.
@@ -586,6 +637,12 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   }
   FieldErrorList errs = Validate(info, next, *typed, &old, &current->typed, options_.gates);
   if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
+  if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
+    if (Status a = admission::ValidatePriorityClassDefault(*pc, false, PriorityClassLister());
+        !a.ok()) {
+      return done(ApiErr(NewForbidden(info.group, info.plural, name, a.message())));
+    }
+  }
   Write(info, std::move(current), std::move(next), options, std::move(done));
 }
 
@@ -797,6 +854,17 @@ void Registry::Bind(std::string namespace_, std::string name, Document binding,
     if (current->meta().deletion_timestamp) {
       return done(ApiErr(ConflictError(
           binding_info, name, "pod " + name + " is being deleted, cannot be assigned to a host")));
+    }
+    // The binding names the pod's UID: a pod re-created under the same name is not bound.
+    if (b.IsObject()) {
+      auto bm = b.FindMember("metadata");
+      std::string_view uid = bm != b.MemberEnd() ? StringMember(bm->value, "uid") : "";
+      if (!uid.empty() && uid != current->meta().uid) {
+        return done(
+            ApiErr(ConflictError(binding_info, name,
+                                 "Precondition failed: UID in precondition: " + std::string(uid) +
+                                     ", UID in object meta: " + current->meta().uid)));
+      }
     }
     if (pod && !pod->spec.node_name.empty()) {
       return done(ApiErr(ConflictError(

@@ -25,6 +25,7 @@
 
 #include <rapidjson/document.h>
 
+#include "admission/priority.h"
 #include "api/patch.h"
 #include "core/feature_gates.h"
 #include "server/api_error.h"
@@ -118,6 +119,8 @@ class Registry {
   ApiResult<void> CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
                                  std::string_view name);
   std::string NowRfc3339() const;
+  // The PriorityClasses in the cache, for the Priority admission plugin.
+  admission::PriorityClasses PriorityClassLister();
 
   store::Store* store_;
   Options options_;

@@ -1,0 +1,127 @@
+#include "client/client.h"
+
+#include <future>
+
+#include <rapidjson/writer.h>
+
+#include "api/codec.h"
+#include "api/string_output.h"
+
+namespace kt::client {
+
+namespace {
+
+using server::Info;
+
+class InProcessClient : public Client {
+ public:
+  explicit InProcessClient(server::Registry* registry) : registry_(registry) {}
+
+  void Create(Resource resource, std::string namespace_, std::string body,
+              WriteDone done) override {
+    Result<rapidjson::Document> doc = api::ParseJson(body);
+    if (!doc) return done(server::ApiErr(doc.error()));
+    registry_->Create(Info(resource), std::move(namespace_), std::move(*doc), {}, std::move(done));
+  }
+
+  void Update(Resource resource, std::string namespace_, std::string name, Subresource sub,
+              std::string body, WriteDone done) override {
+    Result<rapidjson::Document> doc = api::ParseJson(body);
+    if (!doc) return done(server::ApiErr(doc.error()));
+    registry_->Update(Info(resource), std::move(namespace_), std::move(name), sub, std::move(*doc),
+                      {}, std::move(done));
+  }
+
+  void Patch(Resource resource, std::string namespace_, std::string name, Subresource sub,
+             api::PatchType type, std::string patch, WriteDone done) override {
+    registry_->Patch(Info(resource), std::move(namespace_), std::move(name), sub, type,
+                     std::move(patch), {}, std::move(done));
+  }
+
+  void Delete(Resource resource, std::string namespace_, std::string name,
+              server::DeleteOptions options, WriteDone done) override {
+    registry_->Delete(Info(resource), std::move(namespace_), std::move(name), std::move(options),
+                      std::move(done));
+  }
+
+  void Bind(std::string namespace_, std::string name, std::string uid, std::string node,
+            Done done) override {
+    Result<rapidjson::Document> doc = api::ParseJson(BindingJson(namespace_, name, uid, node));
+    if (!doc) return done(server::ApiErr(doc.error()));
+    registry_->Bind(std::move(namespace_), std::move(name), std::move(*doc), {}, std::move(done));
+  }
+
+ private:
+  server::Registry* registry_;
+};
+
+template <class Call>
+ApiResult<store::Bytes> Wait(Call call) {
+  std::promise<ApiResult<store::Bytes>> promise;
+  std::future<ApiResult<store::Bytes>> future = promise.get_future();
+  call([&promise](ApiResult<store::Bytes> r) { promise.set_value(std::move(r)); });
+  return future.get();
+}
+
+}  // namespace
+
+ApiResult<store::Bytes> Client::CreateSync(Resource resource, std::string namespace_,
+                                           std::string body) {
+  return Wait([&](WriteDone done) {
+    Create(resource, std::move(namespace_), std::move(body), std::move(done));
+  });
+}
+
+ApiResult<store::Bytes> Client::PatchSync(Resource resource, std::string namespace_,
+                                          std::string name, Subresource sub, api::PatchType type,
+                                          std::string patch) {
+  return Wait([&](WriteDone done) {
+    Patch(resource, std::move(namespace_), std::move(name), sub, type, std::move(patch),
+          std::move(done));
+  });
+}
+
+ApiResult<store::Bytes> Client::DeleteSync(Resource resource, std::string namespace_,
+                                           std::string name, server::DeleteOptions options) {
+  return Wait([&](WriteDone done) {
+    Delete(resource, std::move(namespace_), std::move(name), std::move(options), std::move(done));
+  });
+}
+
+std::unique_ptr<Client> NewInProcessClient(server::Registry* registry) {
+  return std::make_unique<InProcessClient>(registry);
+}
+
+std::string BindingJson(std::string_view namespace_, std::string_view name, std::string_view uid,
+                        std::string_view node) {
+  std::string out;
+  api::StringOutput os(&out);
+  rapidjson::Writer<api::StringOutput> w(os);
+  w.StartObject();
+  w.Key("kind");
+  w.String("Binding");
+  w.Key("apiVersion");
+  w.String("v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  w.String(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+  w.Key("namespace");
+  w.String(namespace_.data(), static_cast<rapidjson::SizeType>(namespace_.size()));
+  if (!uid.empty()) {
+    w.Key("uid");
+    w.String(uid.data(), static_cast<rapidjson::SizeType>(uid.size()));
+  }
+  w.EndObject();
+  w.Key("target");
+  w.StartObject();
+  w.Key("kind");
+  w.String("Node");
+  w.Key("name");
+  w.String(node.data(), static_cast<rapidjson::SizeType>(node.size()));
+  w.EndObject();
+  w.EndObject();
+  return out;
+}
+
+}  // namespace kt::client

@@ -1,0 +1,75 @@
+// Client: how the scheduler, the controllers and the simulated kubelets write to the API.
+//
+// In-process, every call goes through the Registry — the very path an HTTP request takes, with
+// admission and validation — never to the store (DESIGN.md). Over HTTP the same calls are REST
+// requests to a kubetaint (or any Kubernetes) API server, so a component can run in its own
+// process without changing.
+//
+//   std::unique_ptr<Client> client = NewInProcessClient(&registry);
+//   client->Patch(Resource::kPods, "default", "nginx", Subresource::kStatus,
+//                 api::PatchType::kStrategicMergePatch, R"({"status":{...}})",
+//                 [](ApiResult<store::Bytes> r) { ... });
+//
+// Callbacks: each call completes once through its callback, with the served JSON of the
+// object written (or the error as upstream's metav1.Status). A callback may run on the calling
+// thread before the call returns (in-process memory store), on the store's committer thread,
+// or on the HTTP client's thread: it must be quick, must not block, and must not assume any
+// lock of the caller is free — so never call a Client while holding a lock the callback takes.
+//
+// Thread safety: every method is thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/patch.h"
+#include "server/api_error.h"
+#include "server/registry.h"
+#include "server/resources.h"
+#include "store/store.h"
+
+namespace kt::client {
+
+using server::ApiError;
+using server::ApiResult;
+using server::Resource;
+using server::Subresource;
+
+using WriteDone = std::function<void(ApiResult<store::Bytes>)>;
+using Done = std::function<void(ApiResult<void>)>;
+
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  // `body` is the object's JSON.
+  virtual void Create(Resource resource, std::string namespace_, std::string body,
+                      WriteDone done) = 0;
+  virtual void Update(Resource resource, std::string namespace_, std::string name, Subresource sub,
+                      std::string body, WriteDone done) = 0;
+  virtual void Patch(Resource resource, std::string namespace_, std::string name, Subresource sub,
+                     api::PatchType type, std::string patch, WriteDone done) = 0;
+  virtual void Delete(Resource resource, std::string namespace_, std::string name,
+                      server::DeleteOptions options, WriteDone done) = 0;
+  // pods/binding: assigns the pod to `node`; `uid` (optional) must be the pod's.
+  virtual void Bind(std::string namespace_, std::string name, std::string uid, std::string node,
+                    Done done) = 0;
+
+  // Blocking forms, for callers on their own threads (never from a callback).
+  ApiResult<store::Bytes> CreateSync(Resource resource, std::string namespace_, std::string body);
+  ApiResult<store::Bytes> PatchSync(Resource resource, std::string namespace_, std::string name,
+                                    Subresource sub, api::PatchType type, std::string patch);
+  ApiResult<store::Bytes> DeleteSync(Resource resource, std::string namespace_, std::string name,
+                                     server::DeleteOptions options = {});
+};
+
+// A client that writes through `registry` in this process.
+std::unique_ptr<Client> NewInProcessClient(server::Registry* registry);
+
+// The JSON body of a pods/binding request (a v1 Binding).
+std::string BindingJson(std::string_view namespace_, std::string_view name, std::string_view uid,
+                        std::string_view node);
+
+}  // namespace kt::client

@@ -1,0 +1,198 @@
+// Informers: a local, indexed copy of one resource's objects, kept current by list-then-watch,
+// with add/update/delete handlers — client-go's SharedIndexInformer.
+//
+//   Informer pods(NewCacheListerWatcher(&registry.cache(Resource::kPods)));
+//   pods.AddIndexer("spec.nodeName", [](const StoredObject& o) { ... });
+//   pods.AddEventHandler({.on_add = ..., .on_update = ..., .on_delete = ...});
+//   pods.Start();                        // lists, then watches from the list's revision
+//   WaitForCacheSync({&pods}, deadline);
+//   ObjectPtr p = pods.Get("default", "nginx");
+//
+// Semantics (client-go's):
+//   - Start lists, delivers every listed object as an add with `initial` set, then watches
+//     from the list's resourceVersion. HasSynced turns true once the listed objects have been
+//     delivered to every handler.
+//   - A watch that ends with 410 Gone (the server no longer has the history) relists: objects
+//     that changed arrive as updates, new ones as adds, vanished ones as deletes (with their
+//     last known state). A watch that ends otherwise is restarted from the last revision seen,
+//     after a backoff on the Clock when it failed.
+//   - The local store and the indexes are updated before the handlers of a change run, so a
+//     handler reading the informer sees at least that change.
+//   - Updates whose object did not change revision are not delivered (client-go delivers them
+//     on relists; handlers there ignore them by resourceVersion).
+//
+// Objects are the API server's own StoredObjects (JSON bytes plus typed view), shared, never
+// copied: in-process informers are fed from the watch caches without re-encoding JSON; HTTP
+// informers decode each object once.
+//
+// Threading: handlers run one at a time, in the order of the changes, on the informer's
+// dispatch thread (Start), or on whichever thread calls DispatchPending when the informer was
+// made with `manual_dispatch` (tests and simulations drive it then). Handlers must not block
+// for long; they usually enqueue keys. Get, List and ByIndex may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "client/clock.h"
+#include "core/status.h"
+#include "server/object.h"
+#include "server/watch_cache.h"
+
+namespace kt::client {
+
+using server::ObjectPtr;
+using server::StoredObject;
+
+// Where an informer's objects come from: one resource, possibly filtered.
+class ListerWatcher {
+ public:
+  virtual ~ListerWatcher() = default;
+
+  // The resource listed and watched.
+  virtual const server::ResourceInfo& Info() const = 0;
+
+  struct ListResult {
+    std::vector<ObjectPtr> items;
+    store::Revision revision = 0;
+  };
+  virtual Result<ListResult> List() = 0;
+  // Watches the changes after `revision`, delivering them to `sink` until the watch ends
+  // (sink->OnEnd) or the handle is destroyed. kGone when `revision` is too old.
+  virtual Result<std::unique_ptr<server::WatchCache::WatchHandle>> Watch(
+      store::Revision revision, std::shared_ptr<server::WatchSink> sink) = 0;
+};
+
+// Lists and watches a watch cache in this process (`filter` narrows it, e.g. a namespace).
+std::unique_ptr<ListerWatcher> NewCacheListerWatcher(server::WatchCache* cache,
+                                                     server::ObjectFilter filter = {});
+
+struct EventHandler {
+  // `initial`: the object came with the first list.
+  std::function<void(const ObjectPtr& object, bool initial)> on_add;
+  std::function<void(const ObjectPtr& old_object, const ObjectPtr& new_object)> on_update;
+  // The object's last state.
+  std::function<void(const ObjectPtr& object)> on_delete;
+};
+
+// Index values of an object (e.g. its spec.nodeName); empty: not indexed.
+using IndexFunc = std::function<std::vector<std::string>(const StoredObject&)>;
+
+class Informer {
+ public:
+  struct Options {
+    // No dispatch thread: the owner calls DispatchPending.
+    bool manual_dispatch = false;
+    // For retry backoff after a failed list or watch (defaults to the real clock).
+    Clock* clock = nullptr;
+    // Name for logs ("pods").
+    std::string name;
+  };
+
+  Informer(std::unique_ptr<ListerWatcher> source, Options options);
+  explicit Informer(std::unique_ptr<ListerWatcher> source) : Informer(std::move(source), {}) {}
+  ~Informer();  // stops
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // Before Start.
+  void AddEventHandler(EventHandler handler);
+  void AddIndexer(std::string name, IndexFunc fn);
+
+  // Lists and starts watching. With a dispatch thread, handlers start running on it.
+  void Start();
+  // Ends the watch and the dispatch thread. Handlers are not called afterwards.
+  void Stop();
+
+  // Manual dispatch: delivers every change received so far (relisting if a watch ended);
+  // returns how many changes were delivered.
+  size_t DispatchPending();
+
+  bool HasSynced() const { return synced_.load(std::memory_order_acquire); }
+  bool manual_dispatch() const { return options_.manual_dispatch; }
+
+  // The object by namespace and name ("" namespace for cluster-scoped kinds); null if absent.
+  ObjectPtr Get(std::string_view namespace_, std::string_view name) const;
+  // The object with this storage key (StoredObject::key); null if absent.
+  ObjectPtr GetByKey(std::string_view key) const;
+  std::vector<ObjectPtr> List() const;
+  std::vector<ObjectPtr> ByIndex(std::string_view index, std::string_view value) const;
+  size_t size() const;
+  // The last revision the informer has seen (its list's, then every watch event's).
+  store::Revision LastSyncRevision() const;
+
+ private:
+  class Sink;
+  struct Lifeline;
+  struct Change {
+    enum class Kind : unsigned char { kListed, kEvent, kEnded } kind;
+    server::WatchEventType type = server::WatchEventType::kAdded;
+    ObjectPtr object;
+    Status status;  // kEnded
+    uint64_t watch_generation = 0;
+  };
+  struct Index {
+    IndexFunc fn;
+    std::unordered_map<std::string, std::unordered_set<std::string_view>> values;
+  };
+
+  void Run();
+  // Lists and starts a watch; on failure, schedules a retry. Called on the dispatch side.
+  void ListAndWatch();
+  void Watch(store::Revision from);
+  void ScheduleRetry(bool relist);
+  void Process(Change& change);
+  void Apply(const ObjectPtr& object, bool initial);
+  void Remove(const ObjectPtr& object);
+  void IndexLocked(const StoredObject& object, bool add);
+  void Push(Change change);
+
+  std::unique_ptr<ListerWatcher> source_;
+  Options options_;
+  std::unique_ptr<Clock> own_clock_;
+  Clock* clock_;
+  std::vector<EventHandler> handlers_;
+
+  mutable std::shared_mutex store_mu_;
+  // Keys are views of the objects' own keys, re-pointed when an object is replaced.
+  std::unordered_map<std::string_view, ObjectPtr> objects_;  // guarded by store_mu_
+  std::unordered_map<std::string, Index> indexes_;           // guarded by store_mu_
+  store::Revision revision_ = 0;                             // guarded by store_mu_
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Change> pending_;     // guarded by mu_
+  bool stopping_ = false;          // guarded by mu_
+  bool relist_due_ = false;        // a retry timer asked for a relist; guarded by mu_
+  bool rewatch_due_ = false;       // a retry timer asked for a re-watch; guarded by mu_
+  TimerId retry_timer_ = 0;        // guarded by mu_
+  uint64_t watch_generation_ = 0;  // which watch the pending changes belong to; guarded by mu_
+  // Shared with the watch sinks and retry timers, which reach the informer only through it,
+  // so that none of them touches it once Stop has cut the line.
+  std::shared_ptr<Lifeline> lifeline_;
+  std::unique_ptr<server::WatchCache::WatchHandle> watch_;  // dispatch side only
+  std::shared_ptr<Sink> sink_;                              // dispatch side only
+  int failures_ = 0;                                        // dispatch side only
+  bool started_ = false;                                    // dispatch side only
+
+  std::atomic<bool> synced_{false};
+  std::thread thread_;
+};
+
+// Waits until every informer has synced (with manual dispatch, dispatches them meanwhile);
+// false at the deadline.
+bool WaitForCacheSync(std::initializer_list<Informer*> informers,
+                      std::chrono::steady_clock::time_point deadline);
+
+}  // namespace kt::client

@@ -1,0 +1,172 @@
+#include "scheduler/algorithm.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace kt::scheduler {
+
+namespace {
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+
+// FNV-1a over the pod's namespace/name and the node's name: the tie-break.
+uint64_t TieBreak(const PodInfo& pod, const std::string& node) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ULL;
+    }
+  };
+  mix(pod.namespace_());
+  mix("/");
+  mix(pod.name());
+  mix("\x1f");
+  mix(node);
+  return h;
+}
+
+}  // namespace
+
+int NumFeasibleNodesToFind(std::optional<int32_t> percentage, int num_all_nodes) {
+  if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
+  int32_t pct = percentage.value_or(0);
+  if (pct == 0) {
+    pct = 50 - num_all_nodes / 125;
+    if (pct < kMinFeasibleNodesPercentageToFind) pct = kMinFeasibleNodesPercentageToFind;
+  }
+  const int num = static_cast<int>(static_cast<int64_t>(num_all_nodes) * pct / 100);
+  return num < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : num;
+}
+
+const NodeInfo* SelectHost(const PodInfo& pod, const std::vector<NodePluginScores>& scores) {
+  const NodeInfo* best = nullptr;
+  int64_t best_total = 0;
+  uint64_t best_tie = 0;
+  for (const NodePluginScores& s : scores) {
+    if (best != nullptr && s.total < best_total) continue;
+    const uint64_t tie = TieBreak(pod, s.node->name());
+    if (best == nullptr || s.total > best_total || tie < best_tie) {
+      best = s.node;
+      best_total = s.total;
+      best_tie = tie;
+    }
+  }
+  return best;
+}
+
+ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInfo& pod,
+                           size_t* next_start_index, const ScheduleOptions& options) {
+  ScheduleResult r;
+  std::span<NodeInfo* const> all = lister.List();
+  r.num_all_nodes = static_cast<int>(all.size());
+  if (all.empty()) {
+    r.status = Status::Unresolvable(std::string(kNoNodesAvailableMsg));
+    return r;
+  }
+  Diagnosis& d = r.diagnosis;
+
+  // 1. PreFilter.
+  PreFilterResult pre;
+  std::set<std::string> narrowing;
+  Status s = fw.RunPreFilterPlugins(pod, &pre, &narrowing);
+  if (!s.IsSuccess()) {
+    if (!s.IsRejected()) {
+      r.status = s;
+      return r;
+    }
+    d.node_to_status.SetAbsentNodesStatus(s);
+    d.pre_filter_msg = s.Message();
+    d.AddPluginStatus(s);
+    r.fit_error = true;
+    r.status = Status(Code::kUnschedulable);
+    return r;
+  }
+
+  std::vector<const NodeInfo*> feasible;
+  // 2. A nominated node is tried alone first.
+  const std::string& nominated = pod.pod().status.nominated_node_name;
+  if (!nominated.empty() && !options.evaluate_all) {
+    if (const NodeInfo* n = lister.Get(nominated)) {
+      Status ns = fw.RunFilterPluginsWithNominatedPods(pod, *n);
+      if (ns.IsSuccess()) {
+        r.host = n->name();
+        r.evaluated_nodes = 1;
+        r.feasible_nodes = 1;
+        return r;
+      }
+      if (!ns.IsRejected()) {
+        r.status = ns;
+        return r;
+      }
+      d.node_to_status.Set(n->name(), ns);
+    }
+  }
+
+  // 3. Filter.
+  std::vector<NodeInfo*> candidates;
+  std::span<NodeInfo* const> nodes = all;
+  if (!pre.AllNodes()) {
+    for (NodeInfo* n : all) {
+      if (pre.node_names->count(n->name())) candidates.push_back(n);
+    }
+    nodes = candidates;
+    std::vector<std::string> names(narrowing.begin(), narrowing.end());
+    std::string list = "[";
+    for (size_t i = 0; i < names.size(); ++i) list += (i ? " " : "") + names[i];
+    d.node_to_status.SetAbsentNodesStatus(
+        Status::Unresolvable("node(s) didn't satisfy plugin(s) " + list + "]"));
+    for (const std::string& n : narrowing) d.unschedulable_plugins.insert(n);
+  }
+  const int n = static_cast<int>(nodes.size());
+  int to_find = options.evaluate_all
+                    ? n
+                    : NumFeasibleNodesToFind(fw.profile().percentage_of_nodes_to_score, n);
+  if (!fw.HasScorePlugins() && !options.evaluate_all) to_find = std::min(to_find, 1);
+  const size_t start = n == 0 || options.evaluate_all ? 0 : *next_start_index % n;
+  int processed = 0;
+  feasible.reserve(static_cast<size_t>(std::min(to_find, n)));
+  for (int i = 0; i < n && static_cast<int>(feasible.size()) < to_find; ++i) {
+    const NodeInfo* node = nodes[(start + static_cast<size_t>(i)) % static_cast<size_t>(n)];
+    ++processed;
+    Status fs = fw.RunFilterPluginsWithNominatedPods(pod, *node);
+    if (fs.IsSuccess()) {
+      feasible.push_back(node);
+      continue;
+    }
+    if (!fs.IsRejected()) {
+      r.status = fs;
+      return r;
+    }
+    d.AddPluginStatus(fs);
+    d.node_to_status.Set(node->name(), std::move(fs));
+  }
+  if (!all.empty()) *next_start_index = (*next_start_index + processed) % all.size();
+  r.evaluated_nodes = processed;
+  r.feasible_nodes = static_cast<int>(feasible.size());
+
+  if (feasible.empty()) {
+    r.fit_error = true;
+    r.status = Status(Code::kUnschedulable);
+    return r;
+  }
+  // 4. One feasible node needs no scoring (unless every node is to be reported).
+  if (feasible.size() == 1 && !options.evaluate_all) {
+    r.host = feasible[0]->name();
+    return r;
+  }
+  if (!fw.HasScorePlugins()) {
+    r.host = feasible[0]->name();
+    return r;
+  }
+  Status ss = fw.RunScorePlugins(pod, feasible, &r.scores);
+  if (!ss.IsSuccess()) {
+    r.status = ss;
+    return r;
+  }
+  r.host = SelectHost(pod, r.scores)->name();
+  return r;
+}
+
+}  // namespace kt::scheduler

@@ -1,0 +1,196 @@
+#include "scheduler/cache.h"
+
+#include <algorithm>
+
+namespace kt::scheduler {
+
+std::string Cache::ZoneKey(const api::Node& node) {
+  const api::StringMap& labels = node.meta.labels;
+  const std::string* zone = labels.Get("failure-domain.beta.kubernetes.io/zone");
+  if (zone == nullptr) zone = labels.Get("topology.kubernetes.io/zone");
+  const std::string* region = labels.Get("failure-domain.beta.kubernetes.io/region");
+  if (region == nullptr) region = labels.Get("topology.kubernetes.io/region");
+  const std::string z = zone ? *zone : "";
+  const std::string r = region ? *region : "";
+  if (r.empty() && z.empty()) return "";
+  std::string key = r;
+  key += ":";
+  key += '\0';
+  key += ":";
+  key += z;
+  return key;
+}
+
+void Cache::ClassifyTaints(NodeInfo& info) {
+  const api::Node* node = info.node();
+  if (node == nullptr || node->spec.taints.empty()) {
+    info.set_taint_set(0);
+    return;
+  }
+  std::vector<std::string> key;
+  key.reserve(node->spec.taints.size() * 3);
+  for (const Taint& t : node->spec.taints) {
+    key.push_back(t.key);
+    key.push_back(t.value);
+    key.push_back(t.effect);
+  }
+  auto [it, inserted] =
+      taint_sets_.emplace(std::move(key), static_cast<uint32_t>(taint_sets_.size() + 1));
+  info.set_taint_set(it->second);
+}
+
+NodeInfo& Cache::NodeForPods(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it != nodes_.end()) return *it->second;
+  // A pod bound to a node the cache has not seen yet: a placeholder until the node arrives.
+  auto info = std::make_unique<NodeInfo>();
+  NodeInfo& ref = *info;
+  nodes_.emplace(name, std::move(info));
+  return ref;
+}
+
+void Cache::AddNode(const ObjectPtr& node) {
+  const api::Node* n = node->As<api::Node>();
+  if (n == nullptr) return;
+  const std::string& name = n->meta.name;
+  NodeInfo& info = NodeForPods(name);
+  info.SetNode(node);
+  ClassifyTaints(info);
+  std::string zone = ZoneKey(*n);
+  if (auto listed = zone_of_.find(name); listed != zone_of_.end()) {
+    if (listed->second == zone) return;
+    Unlist(name);  // its zone changed
+  }
+  auto& names = zones_[zone];
+  if (names.empty()) zone_order_.push_back(zone);
+  names.push_back(name);
+  zone_of_[name] = std::move(zone);
+  list_dirty_ = true;
+}
+
+void Cache::Unlist(const std::string& name) {
+  auto listed = zone_of_.find(name);
+  if (listed == zone_of_.end()) return;
+  auto& names = zones_[listed->second];
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it != names.end()) {
+    *it = std::move(names.back());  // upstream nodeTree.removeNode swaps with the last
+    names.pop_back();
+  }
+  if (names.empty()) {
+    zones_.erase(listed->second);
+    zone_order_.erase(std::find(zone_order_.begin(), zone_order_.end(), listed->second));
+  }
+  zone_of_.erase(listed);
+  list_dirty_ = true;
+}
+
+void Cache::RemoveNode(const std::string& name) {
+  Unlist(name);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  if (it->second->pods().empty()) {
+    nodes_.erase(it);
+  } else {
+    it->second->SetNode(nullptr);  // a ghost, until its pods are removed
+  }
+}
+
+void Cache::DropIfGhost(NodeInfo* info) {
+  if (info->node() != nullptr || !info->pods().empty()) return;
+  for (auto n = nodes_.begin(); n != nodes_.end(); ++n) {
+    if (n->second.get() == info) {
+      nodes_.erase(n);
+      return;
+    }
+  }
+}
+
+void Cache::RebuildList() const {
+  list_.clear();
+  list_.reserve(zone_of_.size());
+  // Round-robin over the zones: the i-th node of every zone, then the (i+1)-th, ...
+  for (size_t i = 0; list_.size() < zone_of_.size(); ++i) {
+    for (const std::string& zone : zone_order_) {
+      const auto& names = zones_.at(zone);
+      if (i < names.size()) list_.push_back(nodes_.at(names[i]).get());
+    }
+  }
+  list_dirty_ = false;
+}
+
+std::span<NodeInfo* const> Cache::List() const {
+  if (list_dirty_) RebuildList();
+  return list_;
+}
+
+NodeInfo* Cache::Get(std::string_view name) const {
+  auto it = nodes_.find(std::string(name));
+  if (it == nodes_.end() || it->second->node() == nullptr) return nullptr;
+  return it->second.get();
+}
+
+Status Cache::AssumePod(const PodInfoPtr& pod, const std::string& node) {
+  if (pods_.count(pod->uid())) {
+    return Status::Error("pod " + pod->namespace_() + "/" + pod->name() + "(" + pod->uid() +
+                         ") is in the cache, so can't be assumed");
+  }
+  NodeInfo& info = NodeForPods(node);
+  info.AddPod(pod);
+  pods_[pod->uid()] = PodState{pod, &info, true, false};
+  return Status();
+}
+
+void Cache::FinishBinding(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it != pods_.end() && it->second.assumed) it->second.binding_finished = true;
+}
+
+bool Cache::ForgetPod(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || !it->second.assumed) return false;
+  NodeInfo* info = it->second.node;
+  info->RemovePod(uid);
+  pods_.erase(it);
+  DropIfGhost(info);
+  return true;
+}
+
+bool Cache::IsAssumedPod(const std::string& uid) const {
+  auto it = pods_.find(uid);
+  return it != pods_.end() && it->second.assumed;
+}
+
+void Cache::AddPod(const PodInfoPtr& pod) {
+  const std::string& node_name = pod->pod().spec.node_name;
+  auto it = pods_.find(pod->uid());
+  if (it != pods_.end()) {
+    // Confirms an assumed pod (or replaces a known one): its accounting moves to the new object.
+    NodeInfo* before = it->second.node;
+    before->RemovePod(pod->uid());
+    pods_.erase(it);
+    if (before->name() != node_name) DropIfGhost(before);
+  }
+  NodeInfo& info = NodeForPods(node_name);
+  info.AddPod(pod);
+  pods_[pod->uid()] = PodState{pod, &info, false, false};
+}
+
+void Cache::UpdatePod(const PodInfoPtr&, const PodInfoPtr& new_pod) { AddPod(new_pod); }
+
+void Cache::RemovePod(const std::string& uid) {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  NodeInfo* info = it->second.node;
+  info->RemovePod(uid);
+  pods_.erase(it);
+  DropIfGhost(info);  // the last pod of a deleted node takes the ghost with it
+}
+
+std::string Cache::NodeOfPod(const std::string& uid) const {
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return "";
+  return it->second.node->node() ? it->second.node->name() : "";
+}
+
+}  // namespace kt::scheduler

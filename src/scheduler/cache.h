@@ -1,0 +1,98 @@
+// Cache: the scheduler's picture of the cluster (upstream pkg/scheduler/backend/cache): every
+// node with the pods bound or assumed to it.
+//
+// A pod is *assumed* on a node as soon as the scheduler picks that node, before the binding is
+// written, so that the next pod already sees its resources taken; the binding then finishes
+// asynchronously. When the pod arrives bound from the API the assumption is confirmed; if the
+// binding fails it is forgotten. Assumed pods never expire (upstream's TTL is 0).
+//
+// Nodes are listed in upstream's NodeTree order: zones (topology.kubernetes.io/region and zone)
+// in the order first seen, and the nodes of all zones interleaved round-robin, so that a
+// scheduling pass that stops early (percentageOfNodesToScore) still spreads over zones.
+//
+// Nodes whose taints are equal (key, value, effect; timeAdded aside) share a taint-set id
+// (NodeInfo::taint_set) so plugins can decide once per distinct taint list.
+//
+// Thread safety: none; owned and used by one thread (the scheduler's, or a check run's).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "scheduler/framework/interface.h"
+#include "scheduler/framework/types.h"
+
+namespace kt::scheduler {
+
+class Cache : public NodeLister {
+ public:
+  Cache() = default;
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  // --- Nodes -----------------------------------------------------------------------------------
+  void AddNode(const ObjectPtr& node);  // adds or updates
+  void UpdateNode(const ObjectPtr& node) { AddNode(node); }
+  // The node goes from the list; its pods stay accounted to it until they are removed.
+  void RemoveNode(const std::string& name);
+  size_t NumNodes() const { return zone_of_.size(); }
+
+  // NodeLister: the listed nodes, in NodeTree order.
+  std::span<NodeInfo* const> List() const override;
+  NodeInfo* Get(std::string_view name) const override;
+
+  // --- Pods --------------------------------------------------------------------------------------
+  // Places `pod` on `node` before its binding is written; an error if the pod is known already.
+  Status AssumePod(const PodInfoPtr& pod, const std::string& node);
+  void FinishBinding(const std::string& uid);
+  // Undoes AssumePod (the binding failed). False if the pod was not assumed.
+  bool ForgetPod(const std::string& uid);
+  bool IsAssumedPod(const std::string& uid) const;
+
+  // A pod bound to a node, as the API reports it: confirms an assumed pod, or adds it.
+  void AddPod(const PodInfoPtr& pod);
+  void UpdatePod(const PodInfoPtr& old_pod, const PodInfoPtr& new_pod);
+  void RemovePod(const std::string& uid);
+  // The node a known pod is on ("" when unknown).
+  std::string NodeOfPod(const std::string& uid) const;
+  size_t NumPods() const { return pods_.size(); }
+
+ private:
+  struct PodState {
+    PodInfoPtr pod;
+    NodeInfo* node = nullptr;
+    bool assumed = false;
+    bool binding_finished = false;
+  };
+
+  NodeInfo& NodeForPods(const std::string& name);
+  // Takes the node out of the NodeTree list.
+  void Unlist(const std::string& name);
+  // Drops a deleted node's NodeInfo once no pod is accounted to it.
+  void DropIfGhost(NodeInfo* info);
+  void ClassifyTaints(NodeInfo& info);
+  void RebuildList() const;
+  static std::string ZoneKey(const api::Node& node);
+
+  // Every node known, including ones deleted while pods remain accounted to them.
+  std::unordered_map<std::string, std::unique_ptr<NodeInfo>> nodes_;
+  // NodeTree: zone → listed node names in insertion order (removal swaps with the last), and the
+  // zones in the order first seen.
+  std::map<std::string, std::vector<std::string>> zones_;
+  std::vector<std::string> zone_order_;
+  std::unordered_map<std::string, std::string> zone_of_;  // listed node → zone key
+  mutable std::vector<NodeInfo*> list_;
+  mutable bool list_dirty_ = false;
+
+  std::unordered_map<std::string, PodState> pods_;  // by UID
+
+  // Distinct taint lists (key, value, effect) → id from 1.
+  std::map<std::vector<std::string>, uint32_t> taint_sets_;
+};
+
+}  // namespace kt::scheduler

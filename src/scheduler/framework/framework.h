@@ -1,0 +1,146 @@
+// Framework: one profile's plugins, run at each extension point in the profile's order, with
+// upstream's rules for combining them (pkg/scheduler/framework/runtime):
+//   - PreFilter: Skip drops the plugin's Filter for this cycle; node subsets are intersected;
+//     UnschedulableAndUnresolvable stops at once, Unschedulable lets the others run first.
+//   - Filter: the first plugin that rejects a node decides its status.
+//   - Score: each plugin's raw scores, normalized, times its weight, summed per node.
+//   - PostFilter: the first success wins; rejection reasons are joined.
+//
+//   PluginRegistry registry = InTreeRegistry();
+//   Result<std::unique_ptr<Framework>> fw = Framework::New(profile, registry, &handle);
+//   Status s = (*fw)->RunFilterPlugins(pod, node);
+//
+// Thread safety: see interface.h — one cycle at a time, on one thread.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "scheduler/framework/interface.h"
+#include "scheduler/framework/profile.h"
+
+namespace kt::scheduler {
+
+using PluginFactory =
+    std::function<Result<std::unique_ptr<Plugin>>(const PluginArgs& args, Handle* handle)>;
+
+class PluginRegistry {
+ public:
+  void Register(std::string name, PluginFactory factory);
+  const PluginFactory* Find(const std::string& name) const;
+  // Names upstream has that kubetaint does not implement: disabling them is fine, enabling one is
+  // an error that says so.
+  void RegisterUnsupported(std::string name);
+  bool IsUnsupported(const std::string& name) const;
+
+ private:
+  std::map<std::string, PluginFactory> factories_;
+  std::vector<std::string> unsupported_;
+};
+
+// A node's scores, per plugin (weighted) and in total.
+struct NodePluginScores {
+  const NodeInfo* node = nullptr;
+  struct PluginScore {
+    std::string_view plugin;
+    int64_t raw = 0;         // before normalization
+    int64_t normalized = 0;  // after normalization, before the weight
+    int64_t weighted = 0;
+  };
+  std::vector<PluginScore> scores;
+  int64_t total = 0;
+};
+
+class Framework {
+ public:
+  // Builds the profile's plugins. Errors name the plugin and the point, as upstream:
+  //   `FilterPlugin "Foo" does not exist`.
+  static Result<std::unique_ptr<Framework>> New(const Profile& profile,
+                                                const PluginRegistry& registry, Handle* handle);
+
+  const std::string& scheduler_name() const { return profile_.scheduler_name; }
+  const Profile& profile() const { return profile_; }
+  Handle* handle() const { return handle_; }
+
+  bool QueueSortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) const;
+
+  // The first PreEnqueue rejection (with its plugin), or Success.
+  Status RunPreEnqueuePlugins(const PodInfo& pod) const;
+
+  // Runs PreFilter; `narrowing_plugins` gets the plugins that returned a node subset. Resets the
+  // per-cycle skip set.
+  Status RunPreFilterPlugins(const PodInfo& pod, PreFilterResult* result,
+                             std::set<std::string>* narrowing_plugins);
+  // Filter on one node: the first rejection, or Success.
+  Status RunFilterPlugins(const PodInfo& pod, const NodeInfo& node) const;
+  // Every filter on one node (for kubetaint check): one status per plugin, in order (Skip for
+  // plugins skipped by their PreFilter).
+  std::vector<std::pair<std::string_view, Status>> RunAllFilterPlugins(const PodInfo& pod,
+                                                                       const NodeInfo& node) const;
+  // Filter with the pods nominated to the node that matter to this pod (priority at least the
+  // pod's) counted as placed, then without them; the node must pass both (upstream
+  // RunFilterPluginsWithNominatedPods).
+  Status RunFilterPluginsWithNominatedPods(const PodInfo& pod, const NodeInfo& node) const;
+
+  bool HasFilterPlugins() const { return !filter_.empty(); }
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+  bool HasScorePlugins() const { return !score_.empty(); }
+
+  Status RunPostFilterPlugins(const PodInfo& pod, const NodeToStatus& statuses,
+                              NominatingInfo* nominating);
+
+  // PreScore then Score, normalization and weights, for `nodes` (the feasible ones).
+  Status RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                         std::vector<NodePluginScores>* out);
+
+  Status RunReservePluginsReserve(const PodInfo& pod, const std::string& node);
+  void RunReservePluginsUnreserve(const PodInfo& pod, const std::string& node);
+  Status RunPermitPlugins(const PodInfo& pod, const std::string& node);
+  Status RunPreBindPlugins(const PodInfo& pod, const std::string& node);
+  // The binders in order until one does not Skip; `done` runs once, on any thread.
+  void RunBindPlugins(const PodInfoPtr& pod, const std::string& node,
+                      std::function<void(Status)> done);
+
+  // The events each plugin registered, for the scheduling queue.
+  struct RegisteredEvent {
+    std::string plugin;
+    ClusterEventWithHint event;
+  };
+  const std::vector<RegisteredEvent>& RegisteredEvents() const { return events_; }
+
+  // The events registered by `plugin` (the gating events of a PreEnqueue plugin).
+  std::vector<ClusterEvent> EventsOf(std::string_view plugin) const;
+
+ private:
+  Framework(Profile profile, Handle* handle) : profile_(std::move(profile)), handle_(handle) {}
+  void RunBindAt(size_t index, PodInfoPtr pod, std::string node, std::function<void(Status)> done);
+
+  Profile profile_;
+  Handle* handle_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;  // owned, one per name
+
+  std::vector<QueueSortPlugin*> queue_sort_;
+  std::vector<PreEnqueuePlugin*> pre_enqueue_;
+  std::vector<PreFilterPlugin*> pre_filter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<PreScorePlugin*> pre_score_;
+  std::vector<ScorePlugin*> score_;
+  std::vector<int64_t> score_weights_;  // parallel to score_
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PreBindPlugin*> pre_bind_;
+  std::vector<BindPlugin*> bind_;
+  std::vector<RegisteredEvent> events_;
+
+  // Per cycle: the plugins whose PreFilter (or PreScore) returned Skip.
+  std::vector<const Plugin*> skip_filter_;
+  std::vector<const Plugin*> skip_score_;
+};
+
+}  // namespace kt::scheduler

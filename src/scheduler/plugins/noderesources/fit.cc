@@ -1,0 +1,312 @@
+#include "scheduler/plugins/noderesources/fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace kt::scheduler {
+
+namespace {
+
+bool Contains(const std::vector<std::string>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool Ignored(std::string_view name, const std::vector<std::string>& ignored,
+             const std::vector<std::string>& groups) {
+  if (!IsExtendedResourceName(name)) return false;
+  if (Contains(ignored, name)) return true;
+  const size_t slash = name.find('/');
+  return slash != std::string_view::npos && Contains(groups, name.substr(0, slash));
+}
+
+// A scoring resource, resolved once.
+struct ScoringResource {
+  enum class Kind : uint8_t { kCpu, kMemory, kEphemeralStorage, kScalar } kind;
+  ResourceId id = 0;
+  int64_t weight = 1;
+};
+
+std::vector<ScoringResource> ResolveResources(
+    const std::vector<NodeResourcesFitArgs::ResourceSpec>& specs) {
+  std::vector<ScoringResource> out;
+  for (const auto& r : specs) {
+    ScoringResource s{ScoringResource::Kind::kScalar, 0, r.weight == 0 ? 1 : r.weight};
+    if (r.name == "cpu") {
+      s.kind = ScoringResource::Kind::kCpu;
+    } else if (r.name == "memory") {
+      s.kind = ScoringResource::Kind::kMemory;
+    } else if (r.name == "ephemeral-storage") {
+      s.kind = ScoringResource::Kind::kEphemeralStorage;
+    } else {
+      s.id = ResourceNames::Intern(r.name);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+// (allocatable, requested after placing the pod) of one resource on a node (upstream
+// calculateResourceAllocatableRequest). `non_zero`: count cpu/memory with scoring defaults.
+std::pair<int64_t, int64_t> AllocatableAndRequested(const NodeInfo& node, const PodInfo& pod,
+                                                    const ScoringResource& r, bool non_zero) {
+  switch (r.kind) {
+    case ScoringResource::Kind::kCpu:
+      return non_zero ? std::pair{node.allocatable().milli_cpu,
+                                  node.non_zero_requested().milli_cpu + pod.non_zero.milli_cpu}
+                      : std::pair{node.allocatable().milli_cpu,
+                                  node.requested().milli_cpu + pod.requests.milli_cpu};
+    case ScoringResource::Kind::kMemory:
+      return non_zero ? std::pair{node.allocatable().memory,
+                                  node.non_zero_requested().memory + pod.non_zero.memory}
+                      : std::pair{node.allocatable().memory,
+                                  node.requested().memory + pod.requests.memory};
+    case ScoringResource::Kind::kEphemeralStorage:
+      return {node.allocatable().ephemeral_storage,
+              node.requested().ephemeral_storage + pod.requests.ephemeral_storage};
+    case ScoringResource::Kind::kScalar: {
+      const int64_t want = pod.requests.Scalar(r.id);
+      if (want == 0) return {0, 0};
+      const int64_t alloc = node.allocatable().Scalar(r.id);
+      if (alloc == 0) return {0, 0};
+      return {alloc, node.requested().Scalar(r.id) + want};
+    }
+  }
+  return {0, 0};
+}
+
+int64_t PodRequestOf(const PodInfo& pod, const ScoringResource& r, bool non_zero) {
+  switch (r.kind) {
+    case ScoringResource::Kind::kCpu:
+      return non_zero ? pod.non_zero.milli_cpu : pod.requests.milli_cpu;
+    case ScoringResource::Kind::kMemory:
+      return non_zero ? pod.non_zero.memory : pod.requests.memory;
+    case ScoringResource::Kind::kEphemeralStorage:
+      return pod.requests.ephemeral_storage;
+    case ScoringResource::Kind::kScalar:
+      return pod.requests.Scalar(r.id);
+  }
+  return 0;
+}
+
+class NodeResourcesFit : public PreFilterPlugin,
+                         public FilterPlugin,
+                         public PreScorePlugin,
+                         public ScorePlugin,
+                         public EnqueueExtensions {
+ public:
+  explicit NodeResourcesFit(const NodeResourcesFitArgs& args)
+      : args_(args),
+        resources_(ResolveResources(args.resources)),
+        most_allocated_(args.scoring_strategy == "MostAllocated") {}
+
+  std::string_view Name() const override { return kNodeResourcesFitName; }
+
+  Status PreFilter(const PodInfo&, PreFilterResult*) override { return Status(); }
+
+  Status Filter(const PodInfo& pod, const NodeInfo& node) override {
+    // The common case first, without building anything: everything fits.
+    const Resource& alloc = node.allocatable();
+    const Resource& used = node.requested();
+    const Resource& req = pod.requests;
+    if (static_cast<int64_t>(node.pods().size()) + 1 <= alloc.allowed_pods &&
+        req.milli_cpu <= alloc.milli_cpu - used.milli_cpu &&
+        req.memory <= alloc.memory - used.memory &&
+        req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage &&
+        req.scalars.empty()) {
+      return Status();
+    }
+    std::vector<InsufficientResource> lacking =
+        InsufficientResources(pod, node, args_.ignored_resources, args_.ignored_resource_groups);
+    if (lacking.empty()) return Status();
+    std::vector<std::string> reasons;
+    bool unresolvable = false;
+    for (InsufficientResource& r : lacking) {
+      unresolvable = unresolvable || r.unresolvable;
+      reasons.push_back(std::move(r.reason));
+    }
+    return Status(unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
+                  std::move(reasons));
+  }
+
+  Status PreScore(const PodInfo&, std::span<const NodeInfo* const>) override { return Status(); }
+
+  int64_t Score(const PodInfo& pod, const NodeInfo& node) override {
+    int64_t node_score = 0;
+    int64_t weight_sum = 0;
+    for (const ScoringResource& r : resources_) {
+      auto [alloc, requested] = AllocatableAndRequested(node, pod, r, /*non_zero=*/true);
+      if (alloc == 0) continue;
+      int64_t score;
+      if (most_allocated_) {
+        score = std::min(requested, alloc) * kMaxNodeScore / alloc;
+      } else {
+        score = requested > alloc ? 0 : (alloc - requested) * kMaxNodeScore / alloc;
+      }
+      node_score += score * r.weight;
+      weight_sum += r.weight;
+    }
+    return weight_sum == 0 ? 0 : node_score / weight_sum;
+  }
+
+  std::vector<ClusterEventWithHint> EventsToRegister() override {
+    return {
+        {{EventResource::kPod, kDelete | kUpdatePodScaleDown},
+         [](const PodInfo& pod, const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+           if (new_obj == nullptr) {
+             // A deletion frees resources only where the pod was placed or nominated.
+             const api::Pod* gone = old_obj ? old_obj->As<api::Pod>() : nullptr;
+             if (gone == nullptr) return QueueingHint::kQueue;
+             return gone->spec.node_name.empty() && gone->status.nominated_node_name.empty()
+                        ? QueueingHint::kQueueSkip
+                        : QueueingHint::kQueue;
+           }
+           const api::Pod* p = new_obj->As<api::Pod>();
+           if (p == nullptr || p->meta.uid == pod.uid()) return QueueingHint::kQueue;
+           if (p->spec.node_name.empty()) return QueueingHint::kQueueSkip;
+           return QueueingHint::kQueue;
+         }},
+        {{EventResource::kNode, kAdd | kUpdateNodeAllocatable},
+         [this](const PodInfo& pod, const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+           if (new_obj == nullptr || new_obj->As<api::Node>() == nullptr) {
+             return QueueingHint::kQueue;
+           }
+           NodeInfo empty(new_obj);
+           if (!InsufficientResources(pod, empty, args_.ignored_resources,
+                                      args_.ignored_resource_groups)
+                    .empty()) {
+             return QueueingHint::kQueueSkip;  // would not fit even an empty node like it
+           }
+           if (old_obj == nullptr || old_obj->As<api::Node>() == nullptr) {
+             return QueueingHint::kQueue;
+           }
+           const Resource before = ResourceOf(old_obj->As<api::Node>()->status.allocatable);
+           const Resource& after = empty.allocatable();
+           const Resource& req = pod.requests;
+           bool grew =
+               after.allowed_pods > before.allowed_pods ||
+               (req.milli_cpu > 0 && after.milli_cpu > before.milli_cpu) ||
+               (req.memory > 0 && after.memory > before.memory) ||
+               (req.ephemeral_storage > 0 && after.ephemeral_storage > before.ephemeral_storage);
+           for (const auto& [id, v] : req.scalars) {
+             if (v > 0 && after.Scalar(id) > before.Scalar(id)) grew = true;
+           }
+           return grew ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+         }},
+    };
+  }
+
+ private:
+  const NodeResourcesFitArgs args_;
+  const std::vector<ScoringResource> resources_;
+  const bool most_allocated_;
+};
+
+class BalancedAllocation : public PreScorePlugin, public ScorePlugin {
+ public:
+  explicit BalancedAllocation(const BalancedAllocationArgs& args)
+      : resources_(ResolveResources(args.resources)) {}
+
+  std::string_view Name() const override { return kBalancedAllocationName; }
+
+  Status PreScore(const PodInfo& pod, std::span<const NodeInfo* const>) override {
+    for (const ScoringResource& r : resources_) {
+      if (PodRequestOf(pod, r, /*non_zero=*/false) != 0) return Status();
+    }
+    return Status::Skip();  // a pod that requests none of the resources (upstream #129138)
+  }
+
+  int64_t Score(const PodInfo& pod, const NodeInfo& node) override {
+    std::array<double, 16> small;
+    std::vector<double> big;
+    double* fractions = small.data();
+    if (resources_.size() > small.size()) {
+      big.resize(resources_.size());
+      fractions = big.data();
+    }
+    size_t n = 0;
+    for (const ScoringResource& r : resources_) {
+      auto [alloc, requested] = AllocatableAndRequested(node, pod, r, /*non_zero=*/false);
+      if (alloc == 0) continue;
+      double f = static_cast<double>(requested) / static_cast<double>(alloc);
+      fractions[n++] = f > 1 ? 1 : f;
+    }
+    double std_dev = 0;
+    if (n == 2) {
+      std_dev = std::fabs((fractions[0] - fractions[1]) / 2);
+    } else if (n > 2) {
+      double mean = 0;
+      for (size_t i = 0; i < n; ++i) mean += fractions[i];
+      mean /= static_cast<double>(n);
+      double sum = 0;
+      for (size_t i = 0; i < n; ++i) sum += (fractions[i] - mean) * (fractions[i] - mean);
+      std_dev = std::sqrt(sum / static_cast<double>(n));
+    }
+    return static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
+  }
+
+ private:
+  const std::vector<ScoringResource> resources_;
+};
+
+}  // namespace
+
+std::vector<InsufficientResource> InsufficientResources(
+    const PodInfo& pod, const NodeInfo& node, const std::vector<std::string>& ignored,
+    const std::vector<std::string>& ignored_groups) {
+  std::vector<InsufficientResource> out;
+  const Resource& alloc = node.allocatable();
+  const Resource& used = node.requested();
+  const Resource& req = pod.requests;
+  const int64_t pods = static_cast<int64_t>(node.pods().size());
+  if (pods + 1 > alloc.allowed_pods) {
+    out.push_back({"Too many pods", 1, pods, alloc.allowed_pods, false});
+  }
+  if (req.milli_cpu == 0 && req.memory == 0 && req.ephemeral_storage == 0 && req.scalars.empty()) {
+    return out;
+  }
+  auto check = [&](const char* reason, int64_t want, int64_t have_used, int64_t capacity) {
+    if (want > 0 && want > capacity - have_used) {
+      out.push_back({reason, want, have_used, capacity, want > capacity});
+    }
+  };
+  check("Insufficient cpu", req.milli_cpu, used.milli_cpu, alloc.milli_cpu);
+  check("Insufficient memory", req.memory, used.memory, alloc.memory);
+  check("Insufficient ephemeral-storage", req.ephemeral_storage, used.ephemeral_storage,
+        alloc.ephemeral_storage);
+  // Extended resources by name, so that the message does not depend on interning order.
+  for (const auto& [id, want] : req.scalars) {
+    if (want == 0) continue;
+    const std::string& name = ResourceNames::Name(id);
+    if (Ignored(name, ignored, ignored_groups)) continue;
+    const int64_t capacity = alloc.Scalar(id);
+    const int64_t in_use = used.Scalar(id);
+    if (want > capacity - in_use) {
+      out.push_back(
+          {ResourceNames::InsufficientReason(id), want, in_use, capacity, want > capacity});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    auto rank = [](const InsufficientResource& r) {
+      if (r.reason == "Too many pods") return 0;
+      if (r.reason == "Insufficient cpu") return 1;
+      if (r.reason == "Insufficient memory") return 2;
+      if (r.reason == "Insufficient ephemeral-storage") return 3;
+      return 4;
+    };
+    const int ra = rank(a);
+    const int rb = rank(b);
+    return ra != rb ? ra < rb : (ra == 4 && a.reason < b.reason);
+  });
+  return out;
+}
+
+Result<std::unique_ptr<Plugin>> NewNodeResourcesFit(const PluginArgs& args, Handle*) {
+  return std::unique_ptr<Plugin>(new NodeResourcesFit(args.node_resources_fit));
+}
+
+Result<std::unique_ptr<Plugin>> NewBalancedAllocation(const PluginArgs& args, Handle*) {
+  return std::unique_ptr<Plugin>(new BalancedAllocation(args.balanced_allocation));
+}
+
+}  // namespace kt::scheduler

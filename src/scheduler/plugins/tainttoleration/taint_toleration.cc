@@ -1,0 +1,121 @@
+#include "scheduler/plugins/tainttoleration/taint_toleration.h"
+
+#include <vector>
+
+#include "core/taint.h"
+#include "scheduler/plugins/helper/normalize_score.h"
+
+namespace kt::scheduler {
+
+namespace {
+
+class TaintToleration : public FilterPlugin,
+                        public PreScorePlugin,
+                        public ScorePlugin,
+                        public EnqueueExtensions {
+ public:
+  explicit TaintToleration(Handle* handle)
+      : handle_(handle), gate_(handle->Gates().taint_toleration_comparison_operators) {}
+
+  std::string_view Name() const override { return kTaintTolerationName; }
+
+  Status Filter(const PodInfo& pod, const NodeInfo& node) override {
+    const api::Node* n = node.node();
+    if (n == nullptr || n->spec.taints.empty()) return Status();
+    const uint32_t set = node.taint_set();
+    if (set == 0) {  // a node the cache has not classified: decide here
+      return FindMatchingUntoleratedTaint(n->spec.taints, pod.pod().spec.tolerations,
+                                          TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr
+                 ? Status()
+                 : Untolerated();
+    }
+    const uint64_t cycle = handle_->SchedulingCycle();
+    if (set >= verdicts_.size()) verdicts_.resize(set + 1);
+    Verdict& v = verdicts_[set];
+    if (v.cycle != cycle) {
+      v.cycle = cycle;
+      v.tolerated =
+          FindMatchingUntoleratedTaint(n->spec.taints, pod.pod().spec.tolerations,
+                                       TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr;
+    }
+    if (v.tolerated) return Status();
+    return Untolerated();
+  }
+
+  Status PreScore(const PodInfo& pod, std::span<const NodeInfo* const>) override {
+    // Only tolerations with an empty or PreferNoSchedule effect count for scoring.
+    prefer_tolerations_.clear();
+    for (const Toleration& t : pod.pod().spec.tolerations) {
+      if (t.effect.empty() || t.effect == kEffectPreferNoSchedule) prefer_tolerations_.push_back(t);
+    }
+    return Status();
+  }
+
+  int64_t Score(const PodInfo&, const NodeInfo& node) override {
+    const api::Node* n = node.node();
+    if (n == nullptr) return 0;
+    int64_t count = 0;
+    for (const Taint& t : n->spec.taints) {
+      if (t.effect != kEffectPreferNoSchedule) continue;
+      if (!TolerationsTolerateTaint(prefer_tolerations_, t, gate_)) ++count;
+    }
+    return count;
+  }
+
+  bool HasNormalizeScore() const override { return true; }
+  void NormalizeScore(const PodInfo&, std::span<NodeScore> scores) override {
+    DefaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);
+  }
+
+  std::vector<ClusterEventWithHint> EventsToRegister() override {
+    const bool gate = gate_;
+    return {
+        {{EventResource::kNode, kAdd | kUpdateNodeTaint},
+         [gate](const PodInfo& pod, const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
+           // Queue only when the node's taints went from untolerated to tolerated.
+           const api::Node* now = new_obj ? new_obj->As<api::Node>() : nullptr;
+           if (now == nullptr) return QueueingHint::kQueue;
+           const api::Node* before = old_obj ? old_obj->As<api::Node>() : nullptr;
+           auto untolerated = [&](const api::Node& n) {
+             return FindMatchingUntoleratedTaint(n.spec.taints, pod.pod().spec.tolerations,
+                                                 TaintFilter::kNoScheduleOrNoExecute,
+                                                 gate) != nullptr;
+           };
+           const bool was = before == nullptr || untolerated(*before);
+           return was && !untolerated(*now) ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+         }},
+        {{EventResource::kPod, kUpdatePodToleration},
+         [](const PodInfo& pod, const ObjectPtr&, const ObjectPtr& new_obj) {
+           // Tolerations can only be added to a live pod: a change to the pod itself can help.
+           const api::Pod* p = new_obj ? new_obj->As<api::Pod>() : nullptr;
+           if (p == nullptr) return QueueingHint::kQueue;
+           return p->meta.uid == pod.uid() ? QueueingHint::kQueue : QueueingHint::kQueueSkip;
+         }},
+    };
+  }
+
+ private:
+  static const Status& Untolerated() {
+    static const Status* s =
+        new Status(Status::Unresolvable(std::string(kErrReasonUntoleratedTaint)));
+    return *s;
+  }
+
+  struct Verdict {
+    uint64_t cycle = 0;
+    bool tolerated = false;
+  };
+
+  Handle* handle_;
+  const bool gate_;
+  std::vector<Verdict> verdicts_;  // by taint set, valid for `cycle`
+  std::vector<Toleration> prefer_tolerations_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> NewTaintToleration(const PluginArgs&, Handle* handle) {
+  return std::unique_ptr<Plugin>(new TaintToleration(handle));
+}
+
+}  // namespace kt::scheduler

@@ -1683,6 +1683,13 @@ Result<Lease> DecodeLease(const Value& object) {
   });
 }
 
+Result<NodeAffinity> DecodeNodeAffinity(const Value& value) {
+  std::optional<NodeAffinity> out;
+  Status s = DecodeNodeAffinity(value, Path(), &out);
+  if (!s.ok()) return Err(std::move(s));
+  return out.value_or(NodeAffinity{});
+}
+
 Result<PriorityClass> DecodePriorityClass(const Value& object) {
   return DecodeRoot<PriorityClass>(object, [](const Value& v, const Path& p, PriorityClass* pc) {
     return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {

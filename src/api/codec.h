@@ -83,6 +83,10 @@ Result<Lease> DecodeLease(const rapidjson::Value& object);
 Result<PriorityClass> DecodePriorityClass(const rapidjson::Value& object);
 Result<DaemonSet> DecodeDaemonSet(const rapidjson::Value& object);
 
+// A NodeAffinity object on its own (a scheduler profile's addedAffinity); error paths are
+// relative to it ("requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]...").
+Result<NodeAffinity> DecodeNodeAffinity(const rapidjson::Value& value);
+
 // A quantity as it appears in JSON: a string (surrounding whitespace trimmed, as upstream) or a
 // number (upstream accepts both). Errors carry no path; callers prefix it.
 Result<Quantity> DecodeQuantity(const rapidjson::Value& value);

@@ -72,6 +72,23 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   serve->add_option("-v,--v", serve_options.verbosity,
                     "Log verbosity (upstream levels; 2 and above log every request)");
+  CLI::Option* scheduler_name =
+      serve
+          ->add_option("--scheduler-name", serve_options.scheduler_name,
+                       "Name of the scheduler's profile; pods naming another scheduler are left "
+                       "alone")
+          ->capture_default_str();
+  serve->add_option("--config", serve_options.scheduler_config,
+                    "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1): profiles, "
+                    "plugins, weights, percentageOfNodesToScore");
+  serve->add_flag("--disable-scheduler", serve_options.disable_scheduler,
+                  "Do not run the scheduler (pods stay Pending)");
+  serve
+      ->add_option("--controllers", serve_options.controllers,
+                   "Components to run: '*' runs every one on by default, 'name' enables one, "
+                   "'-name' disables one (known: scheduler)")
+      ->delimiter(',')
+      ->capture_default_str();
 
   // Upstream components take `-v=2`; CLI11 reads `=` only after long names, so give it `--v=2`.
   std::vector<std::string> args;
@@ -101,6 +118,7 @@ int main(int argc, char** argv) {
     if (kt::Status s = kt::ParseFeatureGates(serve_gates, serve_options.gates); !s.ok()) {
       return Fail("--feature-gates: " + s.message());
     }
+    serve_options.scheduler_name_set = scheduler_name->count() > 0;
     kt::cli::BlockStopSignals();
     return kt::cli::RunServe(serve_options);
   }

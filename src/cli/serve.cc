@@ -1,6 +1,7 @@
 #include "cli/serve.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,8 +15,12 @@
 #include <thread>
 
 #include "api/codec.h"
+#include "client/client.h"
+#include "client/informer.h"
 #include "core/time.h"
 #include "core/version.h"
+#include "scheduler/config.h"
+#include "scheduler/scheduler.h"
 #include "server/api_server.h"
 #include "server/http.h"
 #include "server/registry.h"
@@ -116,7 +121,54 @@ Status WriteKubeconfig(const std::string& path, const std::string& url) {
   return Status::Ok();
 }
 
+// The scheduler's configuration from the flags.
+Result<scheduler::SchedulerConfig> SchedulerConfigFromFlags(const ServeOptions& options) {
+  if (!options.scheduler_config.empty()) {
+    if (options.scheduler_name_set) {
+      return Err(
+          BadRequest("--scheduler-name and --config cannot be used together: name the "
+                     "profiles in the file (profiles[].schedulerName)"));
+    }
+    return scheduler::LoadSchedulerConfig(options.scheduler_config);
+  }
+  scheduler::SchedulerConfig c = scheduler::DefaultSchedulerConfig();
+  if (options.scheduler_name.empty()) return Err(BadRequest("--scheduler-name: must not be empty"));
+  c.profiles[0].scheduler_name = options.scheduler_name;
+  return c;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "kubetaint";
+  return buf;
+}
+
 }  // namespace
+
+bool ControllerEnabled(const std::vector<std::string>& controllers, std::string_view name) {
+  bool enabled = false;
+  for (const std::string& c : controllers) {
+    if (c.size() == name.size() + 1 && c[0] == '-' && std::string_view(c).substr(1) == name) {
+      return false;
+    }
+    if (c == name || c == "*") enabled = true;
+  }
+  return enabled;
+}
+
+Status ValidateControllers(const std::vector<std::string>& controllers) {
+  for (const std::string& c : controllers) {
+    std::string_view name = c;
+    if (name == "*") continue;
+    if (!name.empty() && name[0] == '-') name.remove_prefix(1);
+    bool known = false;
+    for (const char* k : kKnownControllers) known = known || name == k;
+    if (!known) {
+      return BadRequest("--controllers: \"" + c + "\" is not in the list of known controllers");
+    }
+  }
+  return Status::Ok();
+}
 
 void BlockStopSignals() {
   sigset_t set;
@@ -131,6 +183,17 @@ int RunServe(const ServeOptions& options) {
     return Fail("--store: must be sqlite or memory, not \"" + options.store + "\"");
   }
   if (options.nodes < 0) return Fail("--nodes: must not be negative");
+  if (Status s = ValidateControllers(options.controllers); !s.ok()) return Fail(s.message());
+  const bool run_scheduler =
+      !options.disable_scheduler && ControllerEnabled(options.controllers, "scheduler");
+  Result<scheduler::SchedulerConfig> scheduler_config = SchedulerConfigFromFlags(options);
+  if (!scheduler_config) return Fail(scheduler_config.error().message());
+  if (run_scheduler) {
+    if (Status s = scheduler::ValidateProfiles(scheduler_config->profiles, options.gates);
+        !s.ok()) {
+      return Fail(s.message());
+    }
+  }
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
   if (ec) return Fail("--data-dir " + options.data_dir + ": " + ec.message());
@@ -148,8 +211,13 @@ int RunServe(const ServeOptions& options) {
   }
 
   const auto store_ready = std::chrono::steady_clock::now();
+  // Every component's time, and the registry's timestamps, come from one clock.
+  std::unique_ptr<client::Clock> clock = client::NewRealClock();
   server::Registry::Options registry_options;
   registry_options.gates = options.gates;
+  registry_options.now = [c = clock.get()] {
+    return std::chrono::time_point_cast<std::chrono::system_clock::duration>(c->Now());
+  };
   server::Registry registry(store.get(), registry_options);
   if (Status s = registry.Start(); !s.ok()) return Fail(s.message());
   const auto caches_ready = std::chrono::steady_clock::now();
@@ -163,6 +231,47 @@ int RunServe(const ServeOptions& options) {
     registry.Sync(server::Resource::kNodes, [&] { synced.set_value(); });
     synced.get_future().wait();
   }
+  // The scheduler, fed by informers over the watch caches and writing through the registry.
+  std::unique_ptr<client::Client> client = client::NewInProcessClient(&registry);
+  std::unique_ptr<client::Informer> pod_informer;
+  std::unique_ptr<client::Informer> node_informer;
+  std::unique_ptr<scheduler::Scheduler> sched;
+  if (run_scheduler) {
+    server::ObjectFilter pods_filter;
+    // Pods that finished hold no resources: the scheduler does not watch them (upstream).
+    Result<api::fields::Selector> not_finished =
+        api::fields::ParseSelector("status.phase!=Succeeded,status.phase!=Failed", "Pod");
+    if (!not_finished) return Fail(not_finished.error().message());
+    pods_filter.fields = std::move(*not_finished);
+    pod_informer = std::make_unique<client::Informer>(
+        client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods), pods_filter),
+        client::Informer::Options{.clock = clock.get(), .name = "pods"});
+    node_informer = std::make_unique<client::Informer>(
+        client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes)),
+        client::Informer::Options{.clock = clock.get(), .name = "nodes"});
+    scheduler::Scheduler::Options so;
+    so.clock = clock.get();
+    so.client = client.get();
+    so.profiles = scheduler_config->profiles;
+    so.gates = options.gates;
+    so.queue.initial_backoff = std::chrono::seconds(scheduler_config->pod_initial_backoff_seconds);
+    so.queue.max_backoff = std::chrono::seconds(scheduler_config->pod_max_backoff_seconds);
+    so.hostname = HostName();
+    client::Informer* pods = pod_informer.get();
+    so.get_pod = [pods](std::string_view ns, std::string_view name) { return pods->Get(ns, name); };
+    Result<std::unique_ptr<scheduler::Scheduler>> created = scheduler::Scheduler::New(so);
+    if (!created) return Fail(created.error().message());
+    sched = std::move(*created);
+    sched->AddEventHandlers(pod_informer.get(), node_informer.get());
+    pod_informer->Start();
+    node_informer->Start();
+    if (!client::WaitForCacheSync({pod_informer.get(), node_informer.get()},
+                                  std::chrono::steady_clock::now() + std::chrono::seconds(60))) {
+      return Fail("the scheduler's informers did not sync within 60 s");
+    }
+    sched->Start();
+  }
+
   server::DiscoveryOptions discovery;
   discovery.server_address = options.listen;
   server::ApiServer api(&registry, discovery);
@@ -201,6 +310,9 @@ int RunServe(const ServeOptions& options) {
   sigwait(&set, &sig);
   std::fprintf(stderr, "kubetaint: %s received, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   (*http)->Stop();
+  if (sched) sched->Stop();
+  if (pod_informer) pod_informer->Stop();
+  if (node_informer) node_informer->Stop();
   registry.Stop();
   http->reset();
   store.reset();  // completes and syncs every accepted write

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/feature_gates.h"
+#include "core/status.h"
 
 namespace kt::cli {
 
@@ -15,7 +18,24 @@ struct ServeOptions {
   FeatureGates gates;
   int nodes = 0;      // demo nodes node1..nodeN
   int verbosity = 0;  // upstream -v; 2 and above log every request
+  // The scheduler: the default profile's name (without --config), a KubeSchedulerConfiguration
+  // file, and whether it runs at all.
+  std::string scheduler_name = "default-scheduler";
+  bool scheduler_name_set = false;
+  std::string scheduler_config;
+  bool disable_scheduler = false;
+  // kube-controller-manager's --controllers: "*" (every one on by default), "name", "-name".
+  std::vector<std::string> controllers = {"*"};
 };
+
+// The components `serve` runs besides the API server, by --controllers name.
+inline constexpr const char* kKnownControllers[] = {"scheduler"};
+
+// Whether component `name` is enabled by --controllers (kube-controller-manager's rules:
+// "-name" disables, "name" enables, "*" enables every component that is on by default).
+bool ControllerEnabled(const std::vector<std::string>& controllers, std::string_view name);
+// Checks every --controllers entry names a known component.
+Status ValidateControllers(const std::vector<std::string>& controllers);
 
 // Blocks SIGINT and SIGTERM in the calling thread; call before any thread starts, so that
 // RunServe can wait for them.

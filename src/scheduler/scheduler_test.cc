@@ -1,0 +1,250 @@
+// The scheduler end to end in one process: registry, informers, queue, framework, binding,
+// status and events, on a simulated clock.
+#include "scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler/testing/cluster.h"
+
+namespace kt::scheduler {
+namespace {
+
+using server::Resource;
+using testing::Cluster;
+
+std::string NodeJson(std::string_view name, std::string_view extra_spec = "",
+                     std::string_view labels = "{}", std::string_view allocatable = "") {
+  std::string alloc =
+      allocatable.empty() ? R"("cpu":"4","memory":"16Gi","pods":"110")" : std::string(allocatable);
+  std::string spec = extra_spec.empty() ? "{}" : std::string(extra_spec);
+  return R"({"metadata":{"name":")" + std::string(name) + R"(","labels":)" + std::string(labels) +
+         R"(},"spec":)" + spec + R"(,"status":{"capacity":{)" + alloc + R"(},"allocatable":{)" +
+         alloc + R"(}}})";
+}
+
+std::string PodJson(std::string_view name, std::string_view spec_extra = "",
+                    std::string_view requests = "") {
+  std::string res;
+  if (!requests.empty()) res.append(R"(,"resources":{"requests":{)").append(requests).append("}}");
+  std::string extra;
+  if (!spec_extra.empty()) extra.append(",").append(spec_extra);
+  return R"({"metadata":{"name":")" + std::string(name) +
+         R"("},"spec":{"containers":[{"name":"c","image":"nginx")" + res + "}]" + extra + "}}";
+}
+
+constexpr std::string_view kSeedTaints =
+    R"({"taints":[{"key":"key1","value":"value1","effect":"NoSchedule"},
+                  {"key":"key1","value":"value1","effect":"NoExecute"},
+                  {"key":"key2","value":"value2","effect":"NoSchedule"}]})";
+constexpr std::string_view kSeedTolerations =
+    R"("tolerations":[{"key":"key1","operator":"Equal","value":"value1","effect":"NoSchedule"},
+                      {"key":"key1","operator":"Equal","value":"value1","effect":"NoExecute"}])";
+
+TEST(SchedulerTest, BindsAPodAndRecordsTheScheduledEvent) {
+  Cluster c;
+  c.Create(Resource::kNodes, NodeJson("node1"));
+  c.Create(Resource::kPods, PodJson("nginx"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("nginx"), "node1");
+  const api::Condition* scheduled = c.PodCondition("nginx", "PodScheduled");
+  ASSERT_NE(scheduled, nullptr);
+  EXPECT_EQ(scheduled->status, "True");
+  std::vector<api::Event> events = c.EventsFor("nginx");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "Scheduled");
+  EXPECT_EQ(events[0].type, "Normal");
+  EXPECT_EQ(events[0].action, "Binding");
+  EXPECT_EQ(events[0].reporting_component, "default-scheduler");
+  EXPECT_EQ(events[0].message, "Successfully assigned default/nginx to node1");
+}
+
+// The seeds' example: the pod stays Pending with upstream's message, then schedules onto node1
+// once key2 is removed, without being re-created.
+TEST(SchedulerTest, SeedPodWaitsForTheTaintToGoThenSchedulesOntoNode1) {
+  Cluster c;
+  c.Create(Resource::kNodes, NodeJson("node1", kSeedTaints));
+  c.Create(Resource::kPods, PodJson("two-tolerations", kSeedTolerations));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("two-tolerations"), "");
+  const api::Condition* cond = c.PodCondition("two-tolerations", "PodScheduled");
+  ASSERT_NE(cond, nullptr);
+  EXPECT_EQ(cond->status, "False");
+  EXPECT_EQ(cond->reason, "Unschedulable");
+  EXPECT_EQ(cond->message,
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes "
+            "are available: 1 Preemption is not helpful for scheduling.");
+  std::vector<api::Event> events = c.EventsFor("two-tolerations");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "FailedScheduling");
+  EXPECT_EQ(events[0].type, "Warning");
+  EXPECT_EQ(events[0].message, cond->message);
+
+  const uint64_t attempts = c.scheduler->AttemptCount();
+  ASSERT_TRUE(c.Patch(Resource::kNodes, "node1",
+                      R"({"spec":{"taints":[{"key":"key1","value":"value1","effect":"NoSchedule"},
+                         {"key":"key1","value":"value1","effect":"NoExecute"}]}})"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("two-tolerations"), "node1");
+  EXPECT_EQ(c.scheduler->AttemptCount(), attempts + 1);
+}
+
+// Queueing hints: a parked pod is not retried for a change that cannot help it.
+TEST(SchedulerTest, ParkedPodIgnoresEventsThatCannotHelp) {
+  Cluster c;
+  c.Create(Resource::kNodes,
+           NodeJson("node1", R"({"taints":[{"key":"a","effect":"NoSchedule"}]})"));
+  c.Create(Resource::kPods, PodJson("p"));
+  c.Settle();
+  const uint64_t attempts = c.scheduler->AttemptCount();
+  ASSERT_EQ(c.NodeOf("p"), "");
+  // A label change, a heartbeat-like status change and another untolerated taint: no retry.
+  ASSERT_TRUE(c.Patch(Resource::kNodes, "node1", R"({"metadata":{"labels":{"x":"y"}}})"));
+  ASSERT_TRUE(c.Patch(Resource::kNodes, "node1",
+                      R"({"spec":{"taints":[{"key":"a","effect":"NoSchedule"},
+                                            {"key":"b","effect":"NoExecute"}]}})"));
+  c.Settle();
+  EXPECT_EQ(c.scheduler->AttemptCount(), attempts);
+  // A new node the pod tolerates: retried and scheduled there.
+  c.Create(Resource::kNodes, NodeJson("node2"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("p"), "node2");
+}
+
+TEST(SchedulerTest, TolerationAddedToThePendingPodRequeuesIt) {
+  Cluster c;
+  c.Create(Resource::kNodes,
+           NodeJson("node1", R"({"taints":[{"key":"a","effect":"NoSchedule"}]})"));
+  c.Create(Resource::kPods, PodJson("p"));
+  c.Settle();
+  ASSERT_EQ(c.NodeOf("p"), "");
+  ASSERT_TRUE(c.Patch(Resource::kPods, "p",
+                      R"({"spec":{"tolerations":[{"key":"a","operator":"Exists"}]}})"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("p"), "node1");
+}
+
+TEST(SchedulerTest, UncordonRequeuesAndCordonedNodeGetsNothing) {
+  Cluster c;
+  c.Create(Resource::kNodes, NodeJson("node1", R"({"unschedulable":true})"));
+  c.Create(Resource::kPods, PodJson("p"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("p"), "");
+  EXPECT_EQ(c.PodCondition("p", "PodScheduled")->message,
+            "0/1 nodes are available: 1 node(s) were unschedulable. preemption: 0/1 nodes are "
+            "available: 1 Preemption is not helpful for scheduling.");
+  ASSERT_TRUE(c.Patch(Resource::kNodes, "node1", R"({"spec":{"unschedulable":null}})"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("p"), "node1");
+}
+
+TEST(SchedulerTest, DeletedPodFreesResourcesForAParkedPod) {
+  Cluster c;
+  c.Create(Resource::kNodes,
+           NodeJson("node1", "", "{}", R"("cpu":"1","memory":"1Gi","pods":"110")"));
+  c.Create(Resource::kPods, PodJson("big", "", R"("cpu":"800m")"));
+  c.Settle();
+  ASSERT_EQ(c.NodeOf("big"), "node1");
+  c.Create(Resource::kPods, PodJson("second", "", R"("cpu":"500m")"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("second"), "");
+  EXPECT_EQ(c.PodCondition("second", "PodScheduled")->message,
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+            "1 No preemption victims found for incoming pod.");
+  ASSERT_TRUE(c.Delete(Resource::kPods, "big"));
+  c.Settle();
+  // Requeued after its backoff (1 s, aligned to the second), or at once when nothing else waits.
+  c.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(c.NodeOf("second"), "node1");
+}
+
+TEST(SchedulerTest, SchedulingGatesKeepThePodOutUntilRemoved) {
+  Cluster c;
+  c.Create(Resource::kNodes, NodeJson("node1"));
+  c.Create(Resource::kPods, PodJson("gated", R"("schedulingGates":[{"name":"example.com/foo"}])"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("gated"), "");
+  const api::Condition* cond = c.PodCondition("gated", "PodScheduled");
+  ASSERT_NE(cond, nullptr);
+  EXPECT_EQ(cond->reason, "SchedulingGated");
+  EXPECT_EQ(cond->message, "Scheduling is blocked due to non-empty scheduling gates");
+  EXPECT_EQ(c.scheduler->AttemptCount(), 0u);
+  ASSERT_TRUE(c.Patch(Resource::kPods, "gated", R"({"spec":{"schedulingGates":null}})"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("gated"), "node1");
+}
+
+TEST(SchedulerTest, PodsOfAnotherSchedulerAreLeftAlone) {
+  Cluster c;
+  c.Create(Resource::kNodes, NodeJson("node1"));
+  c.Create(Resource::kPods, PodJson("mine"));
+  c.Create(Resource::kPods, PodJson("theirs", R"("schedulerName":"other-scheduler")"));
+  c.Settle();
+  EXPECT_EQ(c.NodeOf("mine"), "node1");
+  EXPECT_EQ(c.NodeOf("theirs"), "");
+  EXPECT_TRUE(c.EventsFor("theirs").empty());
+}
+
+TEST(SchedulerTest, HighPriorityPodPreemptsALowPriorityOne) {
+  Cluster c;
+  c.Create(Resource::kPriorityClasses, R"({"metadata":{"name":"high"},"value":1000})");
+  c.Create(Resource::kPriorityClasses, R"({"metadata":{"name":"low"},"value":10})");
+  c.Create(Resource::kNodes,
+           NodeJson("node1", "", "{}", R"("cpu":"1","memory":"1Gi","pods":"110")"));
+  c.Create(Resource::kPods, PodJson("victim", R"("priorityClassName":"low")", R"("cpu":"800m")"));
+  c.Settle();
+  ASSERT_EQ(c.NodeOf("victim"), "node1");
+  c.Create(Resource::kPods,
+           PodJson("preemptor", R"("priorityClassName":"high")", R"("cpu":"800m")"));
+  c.Settle();
+  c.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(c.GetPod("victim"), nullptr);
+  EXPECT_EQ(c.NodeOf("preemptor"), "node1");
+  std::vector<api::Event> events = c.EventsFor("victim");
+  bool preempted = false;
+  for (const api::Event& e : events) {
+    if (e.reason == "Preempted") {
+      preempted = true;
+      EXPECT_EQ(e.type, "Normal");
+      ASSERT_TRUE(e.related.has_value());
+      EXPECT_EQ(e.related->name, "preemptor");
+      EXPECT_EQ(e.message.rfind("Preempted by pod ", 0), 0u) << e.message;
+      EXPECT_NE(e.message.find(" on node node1"), std::string::npos) << e.message;
+    }
+  }
+  EXPECT_TRUE(preempted);
+}
+
+TEST(SchedulerTest, PreemptionPolicyNeverDoesNotPreempt) {
+  Cluster c;
+  c.Create(Resource::kPriorityClasses,
+           R"({"metadata":{"name":"high-never"},"value":1000,"preemptionPolicy":"Never"})");
+  c.Create(Resource::kNodes,
+           NodeJson("node1", "", "{}", R"("cpu":"1","memory":"1Gi","pods":"110")"));
+  c.Create(Resource::kPods, PodJson("running", "", R"("cpu":"800m")"));
+  c.Settle();
+  c.Create(Resource::kPods,
+           PodJson("polite", R"("priorityClassName":"high-never")", R"("cpu":"800m")"));
+  c.Settle();
+  EXPECT_NE(c.GetPod("running"), nullptr);
+  EXPECT_EQ(c.NodeOf("polite"), "");
+  EXPECT_EQ(c.PodCondition("polite", "PodScheduled")->message,
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to "
+            "preemptionPolicy=Never.");
+}
+
+TEST(SchedulerTest, RepeatedFailureDoesNotRewriteAnUnchangedCondition) {
+  Cluster c;
+  c.Create(Resource::kNodes,
+           NodeJson("node1", R"({"taints":[{"key":"a","effect":"NoSchedule"}]})"));
+  c.Create(Resource::kPods, PodJson("p"));
+  c.Settle();
+  const store::Revision before = c.GetPod("p")->revision;
+  // Five minutes on: the parked pod is retried (upstream's leftover flush) and fails the same way.
+  const uint64_t attempts = c.scheduler->AttemptCount();
+  c.Advance(std::chrono::minutes(5) + std::chrono::seconds(31));
+  EXPECT_GT(c.scheduler->AttemptCount(), attempts);
+  EXPECT_EQ(c.GetPod("p")->revision, before);
+}
+
+}  // namespace
+}  // namespace kt::scheduler

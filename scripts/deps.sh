@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache
-  libboost-dev rapidjson-dev libyaml-cpp-dev libcli11-dev libexpected-dev
+  libboost-dev libssl-dev rapidjson-dev libyaml-cpp-dev libcli11-dev libexpected-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3
 )

@@ -188,6 +188,9 @@ size_t Informer::DispatchPending() {
       if (change.kind == Change::Kind::kEnded) {
         if (change.status.code() == StatusCode::kGone) {
           ListAndWatch();
+        } else if (change.status.ok()) {
+          // The server closed the watch normally (its timeout): watch again at once.
+          Watch(std::max(LastSyncRevision(), sink_ ? sink_->progress() : store::Revision{0}));
         } else {
           ScheduleRetry(/*relist=*/false);
         }

@@ -14,8 +14,9 @@
 //     delivered to every handler.
 //   - A watch that ends with 410 Gone (the server no longer has the history) relists: objects
 //     that changed arrive as updates, new ones as adds, vanished ones as deletes (with their
-//     last known state). A watch that ends otherwise is restarted from the last revision seen,
-//     after a backoff on the Clock when it failed.
+//     last known state). A watch the server closes normally (its timeout) is restarted at once
+//     from the last revision seen; one that failed, after a backoff on the Clock (800 ms
+//     doubling to 30 s, as client-go's reflector).
 //   - The local store and the indexes are updated before the handlers of a change run, so a
 //     handler reading the informer sees at least that change.
 //   - Updates whose object did not change revision are not delivered (client-go delivers them

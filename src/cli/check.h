@@ -1,12 +1,17 @@
-// `kubetaint check`: "why can — or can't — my pod run there?"
+// `kubetaint check`: "why can — or can't — my pod run there, and where will it go?"
 //
-// Reads Nodes and Pods from manifests and, for every pod and node, reports whether the pod's
-// tolerations admit it (naming the first untolerated NoSchedule/NoExecute taint), how many
-// PreferNoSchedule taints it does not tolerate, whether nodeSelector and required node affinity
-// match, whether a cordoned node admits it, and what the node's NoExecute taints mean for a pod
-// running there (evict now, evict after N seconds, or stay).
+// Evaluates pods with the scheduler's own framework and plugins (scheduler/evaluate.h), so the
+// answer equals the live scheduler's: per node, every Filter plugin's verdict and every Score
+// plugin's score; the node the scheduler would pick; and when none fits, the FailedScheduling
+// message and what preemption would do. It also says what a node's NoExecute taints mean for a
+// pod running there (evict now, after N seconds, or stay), as the taint eviction controller.
 //
-// Thread safety: pure functions over their arguments.
+// The cluster comes from manifests (-f), from a live API server (--server, --kubeconfig), or
+// both: manifest nodes replace the server's of the same name, and --taint what-ifs change nodes
+// before evaluating. Pods bound to nodes occupy their resources; the pods reported are the
+// manifests' pods, or with a server and no pod manifests, the server's pending pods.
+//
+// Thread safety: pure functions over their arguments (RunCheck does network I/O with --server).
 #pragma once
 
 #include <cstdint>
@@ -30,55 +35,82 @@ struct EvictionVerdict {
   int64_t after_seconds = 0;  // for kAfter
 };
 
+// What the taint eviction controller would do to `pod` on `node` (first matching toleration per
+// NoExecute taint, then the smallest tolerationSeconds).
+EvictionVerdict EvictionFor(const api::Pod& pod, const api::Node& node, const FeatureGates& gates);
+
+struct PluginVerdict {
+  std::string plugin;
+  std::string code;  // "Success", "Unschedulable", "UnschedulableAndUnresolvable", "Skip"
+  std::vector<std::string> reasons;
+};
+
+struct PluginScore {
+  std::string plugin;
+  int64_t raw = 0;
+  int64_t normalized = 0;
+  int64_t weight = 0;
+  int64_t weighted = 0;
+};
+
 struct NodeVerdict {
   std::string node;
   bool feasible = true;
-  std::vector<std::string> reasons;        // why not feasible; empty when feasible
+  std::vector<std::string> reasons;        // why not, one per failing plugin; empty when feasible
+  std::vector<PluginVerdict> filters;      // every Filter plugin's verdict
   std::optional<Taint> untolerated_taint;  // first untolerated NoSchedule/NoExecute taint
   int prefer_no_schedule_untolerated = 0;
-  bool bound_here = false;  // the pod's spec.nodeName is this node
-  // What would happen to the pod if it ran on this node (computed for every node; the JSON
-  // report shows it only for the node the pod is bound to).
-  EvictionVerdict if_running;
+  std::optional<int64_t> score;     // total, for feasible nodes
+  std::vector<PluginScore> scores;  // for feasible nodes
+  bool bound_here = false;          // the pod's spec.nodeName is this node
+  EvictionVerdict if_running;       // for every node; reported for the bound one
 };
 
 struct PodReport {
   std::string namespace_;
   std::string name;
   std::string node_name;  // spec.nodeName, empty when unbound
+  std::string scheduler_name;
+  bool handled = true;  // a profile has the pod's schedulerName
   std::vector<NodeVerdict> nodes;
+  std::string selected_node;         // where the scheduler would put it now
+  std::string message;               // the FailedScheduling message when no node fits
+  std::string nominated_node;        // preemption's choice, if it would help
+  std::vector<std::string> victims;  // the pods preemption would evict there
 
   bool HasFeasibleNode() const;
 };
 
-// The verdict for one pod on one node.
-NodeVerdict CheckPodOnNode(const api::Pod& pod, const api::Node& node, const FeatureGates& gates);
-
-// What `node`'s NoExecute taints mean for `pod` running on it (upstream taint eviction
-// controller: first matching toleration per taint, then the smallest tolerationSeconds).
-EvictionVerdict EvictionFor(const api::Pod& pod, const api::Node& node, const FeatureGates& gates);
-
-std::vector<PodReport> CheckPods(const std::vector<api::Pod>& pods,
-                                 const std::vector<api::Node>& nodes, const FeatureGates& gates);
-
-// Exit status of `kubetaint check`: 0 when every unbound pod has a feasible node, 1 otherwise.
-int CheckExitCode(const std::vector<PodReport>& reports);
-
-void WriteCheckText(const std::vector<PodReport>& reports, size_t node_count, std::ostream& out);
-void WriteCheckJson(const std::vector<PodReport>& reports, std::ostream& out);
+struct CheckReport {
+  std::vector<PodReport> pods;
+  size_t node_count = 0;
+  std::vector<std::string> notes;  // things worth knowing about the input
+};
 
 struct CheckOptions {
   std::vector<std::string> files;
   std::string output = "text";  // text | json
   FeatureGates gates;
-  // What-if taint changes applied before checking, each "NODE=SPEC" with SPEC in the
+  // What-if taint changes, each "NODE=SPEC" or the two values "NODE" "SPEC", with SPEC in the
   // `kubectl taint` grammar (key=value:Effect, key:Effect-, key-), as with --overwrite.
   std::vector<std::string> taint_changes;
+  // A live cluster: --server URL, or --kubeconfig (and --context).
+  bool live = false;
+  std::string server;
+  std::string kubeconfig;
+  std::string context;
+  std::string scheduler_config;  // --config: the scheduler's KubeSchedulerConfiguration
 };
 
-// Loads the manifests, validates the nodes' taints and the pods' tolerations, applies the
-// what-if taint changes and checks. Bad input is an error naming the file, the document and the
-// field; the caller prints it and exits 2.
-Result<std::vector<PodReport>> RunCheck(const CheckOptions& options, size_t* node_count);
+// Loads the input, validates nodes' taints and pods' tolerations as the API server would,
+// applies the what-ifs and evaluates. Bad input is an error naming the file, the document and
+// the field; the caller prints it and exits 2.
+Result<CheckReport> RunCheck(const CheckOptions& options);
+
+// 0 when every unbound pod the scheduler handles has a feasible node, 1 otherwise.
+int CheckExitCode(const CheckReport& report);
+
+void WriteCheckText(const CheckReport& report, std::ostream& out);
+void WriteCheckJson(const CheckReport& report, std::ostream& out);
 
 }  // namespace kt::cli

@@ -35,11 +35,12 @@ int main(int argc, char** argv) {
   kt::cli::CheckOptions check_options;
   std::string feature_gates;
   CLI::App* check = app.add_subcommand(
-      "check", "Report, for every pod in the manifests, which nodes it can run on and why not");
+      "check",
+      "Report, for every pod, which nodes it can run on and why not, each plugin's verdict and "
+      "score, and the node the scheduler picks");
   check
       ->add_option("-f,--filename", check_options.files,
                    "Manifest file (YAML or JSON; multi-document, kind: List); repeatable")
-      ->required()
       ->allow_extra_args(false);
   check->add_option("-o,--output", check_options.output, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
@@ -47,9 +48,21 @@ int main(int argc, char** argv) {
                     "Feature gates, e.g. TaintTolerationComparisonOperators=true");
   check
       ->add_option("--taint", check_options.taint_changes,
-                   "What-if: change a node's taints before checking, NODE=SPEC in the kubectl "
-                   "taint grammar (key=value:Effect, key:Effect-, key-); repeatable")
+                   "What-if: change a node's taints before checking: NODE SPEC or NODE=SPEC in "
+                   "the kubectl taint grammar (key=value:Effect, key:Effect-, key-); repeatable")
+      ->expected(1, 2)
       ->allow_extra_args(false);
+  CLI::Option* check_server = check->add_option(
+      "--server", check_options.server,
+      "Check against this live API server's nodes and pods (http(s)://host:port)");
+  CLI::Option* check_kubeconfig = check->add_option(
+      "--kubeconfig", check_options.kubeconfig,
+      "Check against the live cluster of this kubeconfig (default $KUBECONFIG or ~/.kube/config "
+      "when --context is given)");
+  CLI::Option* check_context =
+      check->add_option("--context", check_options.context, "The kubeconfig context to use");
+  check->add_option("--config", check_options.scheduler_config,
+                    "The scheduler's KubeSchedulerConfiguration, as given to kubetaint serve");
 
   kt::cli::ServeOptions serve_options;
   std::string serve_gates;
@@ -126,15 +139,21 @@ int main(int argc, char** argv) {
     if (kt::Status s = kt::ParseFeatureGates(feature_gates, check_options.gates); !s.ok()) {
       return Fail("--feature-gates: " + s.message());
     }
-    size_t node_count = 0;
-    auto reports = kt::cli::RunCheck(check_options, &node_count);
-    if (!reports) return Fail(reports.error().message());
-    if (check_options.output == "json") {
-      kt::cli::WriteCheckJson(*reports, std::cout);
-    } else {
-      kt::cli::WriteCheckText(*reports, node_count, std::cout);
+    check_options.live =
+        check_server->count() > 0 || check_kubeconfig->count() > 0 || check_context->count() > 0;
+    if (check_options.files.empty() && !check_options.live) {
+      return Fail(
+          "check: -f,--filename is required (or --server / --kubeconfig for a live "
+          "cluster)");
     }
-    return kt::cli::CheckExitCode(*reports);
+    auto report = kt::cli::RunCheck(check_options);
+    if (!report) return Fail(report.error().message());
+    if (check_options.output == "json") {
+      kt::cli::WriteCheckJson(*report, std::cout);
+    } else {
+      kt::cli::WriteCheckText(*report, std::cout);
+    }
+    return kt::cli::CheckExitCode(*report);
   }
   return 0;
 }

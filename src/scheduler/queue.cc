@@ -35,7 +35,7 @@ void SchedulingQueue::Add(PodInfoPtr pod) {
   qp->timestamp = clock_->Now();
   qp->pod = std::move(pod);
   if (!qp->pod->pod().status.nominated_node_name.empty()) {
-    AddNominatedPod(qp->pod, {NominatingInfo::Mode::kNoop, ""});
+    AddNominatedPod(qp->pod, NominatingInfo::Noop());
   }
   MoveToActive(std::move(qp));
 }
@@ -102,7 +102,7 @@ void SchedulingQueue::RemoveFromBackoff(const std::string& uid) {
 void SchedulingQueue::Update(const PodInfoPtr& old_pod, PodInfoPtr new_pod) {
   const std::string& uid = new_pod->uid();
   if (!new_pod->pod().status.nominated_node_name.empty() || nominated_node_of_.count(uid)) {
-    AddNominatedPod(new_pod, {NominatingInfo::Mode::kNoop, ""});
+    AddNominatedPod(new_pod, NominatingInfo::Noop());
   }
   if (auto it = active_by_uid_.find(uid); it != active_by_uid_.end()) {
     it->second->pod = std::move(new_pod);  // priority and queue time unchanged: order holds

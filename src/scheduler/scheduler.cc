@@ -259,7 +259,7 @@ bool Scheduler::ScheduleOne() {
       status =
           Status(Code::kUnschedulable, FitErrorMessage(result.num_all_nodes, result.diagnosis));
     } else {
-      nominating = {NominatingInfo::Mode::kOverride, ""};
+      nominating = NominatingInfo::Override("");
     }
     HandleFailure(qp, status, result.fit_error ? &result.diagnosis : nullptr, nominating);
     return true;
@@ -267,7 +267,7 @@ bool Scheduler::ScheduleOne() {
 
   const std::string host = result.host;
   if (Status s = cache_.AssumePod(pod, host); !s.IsSuccess()) {
-    HandleFailure(qp, s, nullptr, {NominatingInfo::Mode::kOverride, ""});
+    HandleFailure(qp, s, nullptr, NominatingInfo::Override(""));
     return true;
   }
   queue_->DeleteNominatedPodIfExists(pod->uid());
@@ -280,9 +280,9 @@ bool Scheduler::ScheduleOne() {
       d.node_to_status.Set(host, s);
       d.AddPluginStatus(s);
       HandleFailure(qp, Status(s.code(), FitErrorMessage(1, d)), &d,
-                    {NominatingInfo::Mode::kOverride, ""});
+                    NominatingInfo::Override(""));
     } else {
-      HandleFailure(qp, s, nullptr, {NominatingInfo::Mode::kOverride, ""});
+      HandleFailure(qp, s, nullptr, NominatingInfo::Override(""));
     }
   };
   if (Status s = fw->RunReservePluginsReserve(*pod, host); !s.IsSuccess()) {
@@ -320,7 +320,7 @@ void Scheduler::OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, 
     queue_->MoveAllToActiveOrBackoffQueue({EventResource::kAssignedPod, kDelete}, pod->object,
                                           nullptr);
   }
-  HandleFailure(qp, status, nullptr, {NominatingInfo::Mode::kOverride, ""});
+  HandleFailure(qp, status, nullptr, NominatingInfo::Override(""));
 }
 
 void Scheduler::HandleFailure(QueuedPodInfoPtr qp, const Status& status, const Diagnosis* diagnosis,

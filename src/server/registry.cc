@@ -6,6 +6,7 @@
 
 #include "admission/priority.h"
 #include "api/codec.h"
+#include "api/defaults.h"
 #include "core/time.h"
 #include "core/validation.h"
 #include "server/object.h"
@@ -457,11 +458,9 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
     SetMember(meta, "generation", Value(int64_t{1}), alloc);
     switch (info.resource) {
       case Resource::kPods: {
-        // Defaults and admission (upstream SetDefaults_PodSpec, the Priority plugin).
-        Value& spec = EnsureObject(doc, "spec", alloc);
-        if (StringMember(spec, "schedulerName").empty()) {
-          SetString(spec, "schedulerName", "default-scheduler", alloc);
-        }
+        // Defaults and admission (upstream SetDefaults_Pod, the Priority plugin).
+        EnsureObject(doc, "spec", alloc);
+        api::SetPodDefaults(doc);
         if (Status a = admission::AdmitPodPriorityOnCreate(doc, PriorityClassLister()); !a.ok()) {
           return done(ApiErr(
               NewForbidden(info.group, info.plural, StringMember(meta, "name"), a.message())));

@@ -45,9 +45,10 @@ expect_err_line() {  # NAME REGEX: stderr is one line matching
 # and if it already ran there it would stay.
 run seed 1 check -f "$ex/seed-two-tolerations.yaml"
 expect_out seed '^pod default/two-tolerations: no feasible node'
-expect_out seed '^  node1 +no +0 +stays +untolerated taint key2=value2:NoSchedule$'
+expect_out seed '^  0/1 nodes are available: 1 node\(s\) had untolerated taint\(s\)\. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling\.$'
+expect_out seed '^  node1 +no +- +stays +TaintToleration: untolerated taint key2=value2:NoSchedule$'
 expect_out seed '^pod default/two-tolerations-running \(bound to node1\)'
-expect_out seed '^  node1 \(bound\) +no +0 +stays +untolerated taint key2=value2:NoSchedule$'
+expect_out seed '^  node1 \(bound\) +no +- +stays +TaintToleration: untolerated taint key2=value2:NoSchedule$'
 
 run seed_json 1 check -f "$ex/seed-two-tolerations.yaml" -o json
 python3 - "$tmp/seed_json.out" <<'PY' && ok || fail "seed_json: JSON report"
@@ -55,10 +56,17 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 pods = {p["name"]: p for p in r["pods"]}
 n = pods["two-tolerations"]["nodes"][0]
+filters = {f["plugin"]: f["status"] for f in n.pop("filters")}
+assert filters["TaintToleration"] == "UnschedulableAndUnresolvable", filters
+assert all(v in ("Success", "Skip") for k, v in filters.items() if k != "TaintToleration"), filters
 assert n == {"name": "node1", "feasible": False,
-             "reasons": ["untolerated taint key2=value2:NoSchedule"],
+             "reasons": ["TaintToleration: untolerated taint key2=value2:NoSchedule"],
              "untoleratedTaint": {"key": "key2", "value": "value2", "effect": "NoSchedule"},
-             "preferNoScheduleUntolerated": 0, "eviction": None, "evictAfterSeconds": None}, n
+             "preferNoScheduleUntolerated": 0, "score": None, "scores": [],
+             "eviction": None, "evictAfterSeconds": None}, n
+p = pods["two-tolerations"]
+assert p["selectedNode"] is None and p["preemption"] is None, p
+assert p["message"].startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s)."), p
 b = pods["two-tolerations-running"]["nodes"][0]
 assert b["eviction"] == "stays" and b["evictAfterSeconds"] is None, b
 assert pods["two-tolerations-running"]["namespace"] == "default"
@@ -82,7 +90,9 @@ r = json.load(open(sys.argv[1]))
 feas = {p["name"]: sorted(n["name"] for n in p["nodes"] if n["feasible"]) for p in r["pods"]}
 assert feas == {"devs-app": ["host1", "host2"], "other-team-app": ["shared"]}, feas
 shared = [n for p in r["pods"] if p["name"] == "devs-app" for n in p["nodes"] if n["name"] == "shared"][0]
-assert shared["reasons"] == ["node didn't match Pod's node affinity/selector"], shared
+assert shared["reasons"] == ["NodeAffinity: node(s) didn't match Pod's node affinity/selector"], shared
+picks = {p["name"]: p["selectedNode"] for p in r["pods"]}
+assert picks["devs-app"] in ("host1", "host2") and picks["other-team-app"] == "shared", picks
 PY
 
 run gpu 0 check -f "$ex/gpu-nodes.yaml" -o json
@@ -93,6 +103,9 @@ feas = {p["name"]: sorted(n["name"] for n in p["nodes"] if n["feasible"]) for p 
 assert feas == {"cuda-training": ["gpu-node-1", "gpu-node-2"], "web": ["cpu-node", "gpu-node-2"]}, feas
 web = {n["name"]: n["preferNoScheduleUntolerated"] for p in r["pods"] if p["name"] == "web" for n in p["nodes"]}
 assert web == {"gpu-node-1": 0, "gpu-node-2": 1, "cpu-node": 0}, web
+picks = {p["name"]: p["selectedNode"] for p in r["pods"]}
+# The GPU pod prefers the node without the PreferNoSchedule taint; the web pod keeps off both.
+assert picks == {"cuda-training": "gpu-node-1", "web": "cpu-node"}, picks
 PY
 
 run seed_pod 0 check -f "$ex/seed-pod-with-toleration.yaml"
@@ -102,11 +115,13 @@ expect_out seed_pod '^pod default/nginx: feasible on 2 of 2 node'
 # Several files at once: the seed pod now has the untainted node "shared" to go to.
 run multi 0 check -f "$ex/seed-two-tolerations.yaml" -f "$ex/dedicated-nodes.yaml"
 expect_out multi '^4 pod\(s\), 4 node\(s\): every unbound pod has a feasible node$'
-expect_out multi '^pod default/two-tolerations: feasible on 1 of 4 node\(s\)$'
+expect_out multi '^pod default/two-tolerations: feasible on 1 of 4 node\(s\); the scheduler picks shared$'
 
 # What-if taint changes in the kubectl taint grammar.
 run whatif 0 check -f "$ex/seed-two-tolerations.yaml" --taint 'node1=key2:NoSchedule-'
 expect_out whatif '^pod default/two-tolerations: feasible on 1 of 1 node'
+run whatif_two 0 check -f "$ex/seed-two-tolerations.yaml" --taint node1 key2:NoSchedule-
+expect_out whatif_two '^pod default/two-tolerations: feasible on 1 of 1 node'
 run whatif_exec 0 check -f "$ex/seed-toleration-seconds.yaml" --taint 'node1=key1-' -o json
 python3 - "$tmp/whatif_exec.out" <<'PY' && ok || fail "whatif_exec: all stay once the taint is gone"
 import json, sys
@@ -183,6 +198,8 @@ kind: Node
 metadata: {name: n1}
 spec:
   taints: [{key: node.kubernetes.io/sla, value: "950", effect: NoSchedule}]
+status:
+  allocatable: {cpu: "2", memory: 4Gi, pods: "110"}
 ---
 apiVersion: v1
 kind: Pod
@@ -195,6 +212,22 @@ run gate_off 2 check -f "$tmp/sla.yaml"
 expect_err_line gate_off 'Unsupported value: "Gt"'
 run gate_on 0 check -f "$tmp/sla.yaml" --feature-gates TaintTolerationComparisonOperators=true
 expect_out gate_on 'feasible on 1 of 1'
+
+# A node without status.allocatable fits no pod, as the scheduler sees it; check says why.
+cat >"$tmp/bare.yaml" <<'Y'
+apiVersion: v1
+kind: Node
+metadata: {name: bare}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: a, image: nginx}]
+Y
+run bare 1 check -f "$tmp/bare.yaml"
+expect_out bare '^note: node bare has no status.allocatable'
+expect_out bare '^  bare +no +- +stays +NodeResourcesFit: Too many pods$'
 
 run version 0 version
 expect_out version '^kubetaint [0-9]+\.[0-9]+\.[0-9]+ \(Kubernetes v1\.35\.0 semantics\)$'

@@ -33,6 +33,22 @@ struct Point {
   std::function<bool(Plugin*)> add;
 };
 
+// The interface name of the first extension point (in upstream's expansion order) that a
+// plugin extends.
+std::string_view FirstInterface(Plugin* p) {
+  if (dynamic_cast<PreFilterPlugin*>(p)) return "PreFilterPlugin";
+  if (dynamic_cast<FilterPlugin*>(p)) return "FilterPlugin";
+  if (dynamic_cast<PostFilterPlugin*>(p)) return "PostFilterPlugin";
+  if (dynamic_cast<ReservePlugin*>(p)) return "ReservePlugin";
+  if (dynamic_cast<PreScorePlugin*>(p)) return "PreScorePlugin";
+  if (dynamic_cast<ScorePlugin*>(p)) return "ScorePlugin";
+  if (dynamic_cast<PreBindPlugin*>(p)) return "PreBindPlugin";
+  if (dynamic_cast<BindPlugin*>(p)) return "BindPlugin";
+  if (dynamic_cast<PermitPlugin*>(p)) return "PermitPlugin";
+  if (dynamic_cast<PreEnqueuePlugin*>(p)) return "PreEnqueuePlugin";
+  return "QueueSortPlugin";
+}
+
 }  // namespace
 
 void PreFilterResult::Merge(const PreFilterResult& other) {
@@ -163,8 +179,9 @@ Result<std::unique_ptr<Framework>> Framework::New(const Profile& profile,
       return Err(BadRequest(std::string(points[0].iface) + " \"" + ref.name + "\" does not exist"));
     }
     if (Contains(multi, ref.name)) {
-      return Err(
-          BadRequest("plugin \"" + ref.name + "\" already registered as \"" + ref.name + "\""));
+      // Upstream notices it at the first extension point the plugin extends.
+      return Err(BadRequest("plugin \"" + ref.name + "\" already registered as \"" +
+                            std::string(FirstInterface(instances[ref.name])) + "\""));
     }
     multi.push_back(ref.name);
   }
@@ -175,8 +192,8 @@ Result<std::unique_ptr<Framework>> Framework::New(const Profile& profile,
         return Err(BadRequest(std::string(point.iface) + " \"" + ref.name + "\" does not exist"));
       }
       if (Contains(specific, ref.name)) {
-        return Err(
-            BadRequest("plugin \"" + ref.name + "\" already registered as \"" + ref.name + "\""));
+        return Err(BadRequest("plugin \"" + ref.name + "\" already registered as \"" +
+                              std::string(point.iface) + "\""));
       }
       specific.push_back(ref.name);
     }
@@ -199,7 +216,7 @@ Result<std::unique_ptr<Framework>> Framework::New(const Profile& profile,
     for (const std::string& n : order) {
       // A multiPoint plugin joins only the points it extends; one named here must extend it.
       if (!point.add(instances.at(n)) && Contains(specific, n)) {
-        return Err(BadRequest("plugin \"" + n + "\" does not extend " + std::string(point.kind) +
+        return Err(BadRequest("plugin \"" + n + "\" does not extend " + std::string(point.iface) +
                               " plugin"));
       }
     }
@@ -297,7 +314,9 @@ Status Framework::RunPreFilterPlugins(const PodInfo& pod, PreFilterResult* resul
       if (with_nodes.size() == 1) {
         return Status::Unresolvable("node(s) didn't satisfy plugin " + with_nodes[0]);
       }
-      return Status::Unresolvable("node(s) didn't satisfy plugin(s) " + GoList(with_nodes) +
+      std::vector<std::string> sorted = with_nodes;  // upstream sets.List: sorted
+      std::sort(sorted.begin(), sorted.end());
+      return Status::Unresolvable("node(s) didn't satisfy plugin(s) " + GoList(sorted) +
                                   " simultaneously");
     }
   }
@@ -414,7 +433,7 @@ Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* 
                              ", it should in the range of [0, 100] after " + "normalizing");
       }
       NodePluginScores& n = (*out)[j];
-      n.scores.push_back({pl->Name(), raw[j], s, s * weight});
+      n.scores.push_back({pl->Name(), raw[j], s, weight, s * weight});
       n.total += s * weight;
     }
   }

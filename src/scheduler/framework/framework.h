@@ -50,6 +50,7 @@ struct NodePluginScores {
     std::string_view plugin;
     int64_t raw = 0;         // before normalization
     int64_t normalized = 0;  // after normalization, before the weight
+    int64_t weight = 1;
     int64_t weighted = 0;
   };
   std::vector<PluginScore> scores;

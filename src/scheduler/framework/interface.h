@@ -122,6 +122,17 @@ std::string FitErrorMessage(int num_all_nodes, const Diagnosis& diagnosis);
 struct NominatingInfo {
   enum class Mode : uint8_t { kNoop, kOverride } mode = Mode::kNoop;
   std::string nominated_node_name;
+  // The pods a preemption evicts to make room (for reports; the plugin evicts them itself).
+  std::vector<PodInfoPtr> victims;
+
+  static NominatingInfo Noop() { return {}; }
+  // Sets the pod's nomination ("" clears it).
+  static NominatingInfo Override(std::string node) {
+    NominatingInfo n;
+    n.mode = Mode::kOverride;
+    n.nominated_node_name = std::move(node);
+    return n;
+  }
 };
 
 class PostFilterPlugin : public virtual Plugin {

@@ -182,6 +182,9 @@ Resource PodRequests(const api::Pod& pod) {
   if (const api::Quantity* memory = pod.spec.resource_requests.Get("memory")) {
     reqs.memory = memory->Value();
   }
+  for (const auto& [name, q] : pod.spec.resource_requests) {
+    if (name.rfind("hugepages-", 0) == 0) reqs.SetScalar(ResourceNames::Intern(name), q.Value());
+  }
   reqs.AddList(pod.spec.overhead);
   return reqs;
 }

@@ -70,8 +70,8 @@ Resource ResourceOf(const api::ResourceList& list);
 
 // What a pod requests (upstream resource.PodRequests): the sum of its containers' requests, at
 // least the largest init container's (each counted with the sidecars started before it;
-// sidecars also add to the sum), pod-level cpu/memory requests replacing the aggregate when
-// set, plus the pod's overhead.
+// sidecars also add to the sum), pod-level cpu, memory and hugepages-* requests replacing the
+// aggregate when set, plus the pod's overhead.
 Resource PodRequests(const api::Pod& pod);
 
 // The pod's cpu and memory requests with upstream's scoring defaults for containers that

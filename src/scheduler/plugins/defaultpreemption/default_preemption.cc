@@ -147,6 +147,7 @@ class DefaultPreemption : public PostFilterPlugin,
     Actuate(pod, best);
     nominating->mode = NominatingInfo::Mode::kOverride;
     nominating->nominated_node_name = best.node->name();
+    nominating->victims = best.victims;
     return Status();
   }
 

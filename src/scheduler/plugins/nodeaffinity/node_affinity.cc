@@ -71,6 +71,8 @@ class NodeAffinity : public PreFilterPlugin,
   }
 
   Status PreScore(const PodInfo& pod, std::span<const NodeInfo* const>) override {
+    score_pod_ = &pod;
+    score_cycle_ = handle_->SchedulingCycle();
     preferred_.reset();
     added_preferred_.reset();
     const api::PodSpec& spec = pod.pod().spec;
@@ -90,9 +92,14 @@ class NodeAffinity : public PreFilterPlugin,
     return Status();
   }
 
-  int64_t Score(const PodInfo&, const NodeInfo& node) override {
+  int64_t Score(const PodInfo& pod, const NodeInfo& node) override {
     const api::Node* n = node.node();
     if (n == nullptr) return 0;
+    if (score_pod_ != &pod || score_cycle_ != handle_->SchedulingCycle()) {
+      // PreScore did not run for this pod (a profile can disable it): compute the terms here,
+      // as upstream's Score does.
+      (void)PreScore(pod, {});
+    }
     int64_t score = 0;
     if (added_preferred_) score += added_preferred_->Score(*n);
     if (preferred_) score += preferred_->Score(*n);
@@ -107,6 +114,7 @@ class NodeAffinity : public PreFilterPlugin,
              [this](const PodInfo& pod, const ObjectPtr& old_obj, const ObjectPtr& new_obj) {
                const api::Node* now = new_obj ? new_obj->As<api::Node>() : nullptr;
                if (now == nullptr) return QueueingHint::kQueue;
+               if (old_obj && old_obj->As<api::Node>() == nullptr) return QueueingHint::kQueue;
                if (added_selector_ && !added_selector_->Match(*now)) {
                  return QueueingHint::kQueueSkip;
                }
@@ -135,6 +143,8 @@ class NodeAffinity : public PreFilterPlugin,
   std::optional<api::RequiredNodeAffinity> required_;
   const PodInfo* prepared_pod_ = nullptr;
   uint64_t prepared_cycle_ = 0;
+  const PodInfo* score_pod_ = nullptr;
+  uint64_t score_cycle_ = 0;
   std::optional<api::PreferredSchedulingTerms> preferred_;
   std::optional<api::PreferredSchedulingTerms> added_preferred_;
 };

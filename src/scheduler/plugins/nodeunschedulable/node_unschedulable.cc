@@ -35,6 +35,7 @@ class NodeUnschedulable : public FilterPlugin, public EnqueueExtensions {
            const api::Node* now = new_obj ? new_obj->As<api::Node>() : nullptr;
            if (now == nullptr) return QueueingHint::kQueue;
            const api::Node* before = old_obj ? old_obj->As<api::Node>() : nullptr;
+           if (old_obj && before == nullptr) return QueueingHint::kQueue;  // not a node
            if (before == nullptr) {
              return now->spec.unschedulable ? QueueingHint::kQueueSkip : QueueingHint::kQueue;
            }

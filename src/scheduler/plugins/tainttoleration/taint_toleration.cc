@@ -76,6 +76,7 @@ class TaintToleration : public FilterPlugin,
            const api::Node* now = new_obj ? new_obj->As<api::Node>() : nullptr;
            if (now == nullptr) return QueueingHint::kQueue;
            const api::Node* before = old_obj ? old_obj->As<api::Node>() : nullptr;
+           if (old_obj && before == nullptr) return QueueingHint::kQueue;  // not a node
            auto untolerated = [&](const api::Node& n) {
              return FindMatchingUntoleratedTaint(n.spec.taints, pod.pod().spec.tolerations,
                                                  TaintFilter::kNoScheduleOrNoExecute,

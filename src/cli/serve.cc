@@ -245,10 +245,10 @@ int RunServe(const ServeOptions& options) {
     pods_filter.fields = std::move(*not_finished);
     pod_informer = std::make_unique<client::Informer>(
         client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods), pods_filter),
-        client::Informer::Options{.clock = clock.get(), .name = "pods"});
+        client::Informer::Options::Manual(clock.get(), "pods"));
     node_informer = std::make_unique<client::Informer>(
         client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes)),
-        client::Informer::Options{.clock = clock.get(), .name = "nodes"});
+        client::Informer::Options::Manual(clock.get(), "nodes"));
     scheduler::Scheduler::Options so;
     so.clock = clock.get();
     so.client = client.get();

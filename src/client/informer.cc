@@ -109,11 +109,18 @@ void Informer::AddIndexer(std::string name, IndexFunc fn) {
 }
 
 void Informer::Push(Change change) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    wake = pending_.empty();  // the dispatcher drains everything before it waits again
     pending_.push_back(std::move(change));
   }
-  cv_.notify_one();
+  if (!wake) return;
+  if (options_.on_pending) {
+    options_.on_pending();
+  } else {
+    cv_.notify_one();
+  }
 }
 
 void Informer::Start() {
@@ -272,6 +279,7 @@ void Informer::ScheduleRetry(bool relist) {
       (relist ? self->relist_due_ : self->rewatch_due_) = true;
     }
     self->cv_.notify_one();
+    if (self->options_.on_pending) self->options_.on_pending();
   });
 }
 

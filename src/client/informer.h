@@ -95,10 +95,27 @@ class Informer {
   struct Options {
     // No dispatch thread: the owner calls DispatchPending.
     bool manual_dispatch = false;
+    // With manual dispatch: called (on the watch's thread, without the informer's locks) when
+    // changes arrive while none were pending, so the owner knows to dispatch.
+    std::function<void()> on_pending;
     // For retry backoff after a failed list or watch (defaults to the real clock).
     Clock* clock = nullptr;
     // Name for logs ("pods").
     std::string name;
+
+    // Handlers run on the informer's own thread.
+    static Options Threaded(Clock* clock, std::string name) {
+      Options o;
+      o.clock = clock;
+      o.name = std::move(name);
+      return o;
+    }
+    // Handlers run where DispatchPending is called.
+    static Options Manual(Clock* clock, std::string name) {
+      Options o = Threaded(clock, std::move(name));
+      o.manual_dispatch = true;
+      return o;
+    }
   };
 
   Informer(std::unique_ptr<ListerWatcher> source, Options options);
@@ -119,6 +136,9 @@ class Informer {
   // Manual dispatch: delivers every change received so far (relisting if a watch ended);
   // returns how many changes were delivered.
   size_t DispatchPending();
+
+  // Sets on_pending after construction (before Start): the owner that dispatches.
+  void SetOnPending(std::function<void()> fn) { options_.on_pending = std::move(fn); }
 
   bool HasSynced() const { return synced_.load(std::memory_order_acquire); }
   bool manual_dispatch() const { return options_.manual_dispatch; }

@@ -75,7 +75,7 @@ TEST(InformerTest, ListsThenWatchesFromTheListRevision) {
   src->items = {PodObject("a", "n1", 3), PodObject("b", "n2", 5)};
   src->revision = 7;
   SimulatedClock clock;
-  Informer inf(std::move(source), {.manual_dispatch = true, .clock = &clock, .name = "pods"});
+  Informer inf(std::move(source), Informer::Options::Manual(&clock, "pods"));
   Recorded rec;
   inf.AddEventHandler(rec.Handler());
   inf.AddIndexer("node", [](const StoredObject& o) {
@@ -109,7 +109,7 @@ TEST(InformerTest, RelistsOnGoneAndReportsWhatChangedMeanwhile) {
   src->items = {PodObject("a", "n1", 3), PodObject("b", "n1", 4)};
   src->revision = 4;
   SimulatedClock clock;
-  Informer inf(std::move(source), {.manual_dispatch = true, .clock = &clock, .name = "pods"});
+  Informer inf(std::move(source), Informer::Options::Manual(&clock, "pods"));
   Recorded rec;
   inf.AddEventHandler(rec.Handler());
   inf.Start();
@@ -130,7 +130,7 @@ TEST(InformerTest, RewatchesAfterABackoffWhenTheWatchFails) {
   FakeSource* src = source.get();
   src->revision = 5;
   SimulatedClock clock;
-  Informer inf(std::move(source), {.manual_dispatch = true, .clock = &clock, .name = "pods"});
+  Informer inf(std::move(source), Informer::Options::Manual(&clock, "pods"));
   inf.Start();
   inf.DispatchPending();
   src->sink->OnEvent(WatchEventType::kAdded, PodObject("a", "n1", 6));
@@ -152,7 +152,7 @@ TEST(InformerTest, InProcessInformerSharesTheCachedObjects) {
   std::unique_ptr<Client> client = NewInProcessClient(&registry);
   SimulatedClock clock;
   Informer inf(NewCacheListerWatcher(&registry.cache(Resource::kNodes)),
-               {.manual_dispatch = true, .clock = &clock, .name = "pods"});
+               Informer::Options::Manual(&clock, "pods"));
   std::vector<ObjectPtr> added;
   EventHandler handler;
   handler.on_add = [&](const ObjectPtr& o, bool) { added.push_back(o); };

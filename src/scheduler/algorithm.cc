@@ -10,21 +10,21 @@ namespace {
 constexpr int kMinFeasibleNodesToFind = 100;
 constexpr int kMinFeasibleNodesPercentageToFind = 5;
 
-// FNV-1a over the pod's namespace/name and the node's name: the tie-break.
-uint64_t TieBreak(const PodInfo& pod, const std::string& node) {
-  uint64_t h = 1469598103934665603ULL;
-  auto mix = [&h](std::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ULL;
-    }
-  };
-  mix(pod.namespace_());
-  mix("/");
-  mix(pod.name());
-  mix("\x1f");
-  mix(node);
+// FNV-1a over the pod's namespace/name, then the node's name: the tie-break. The pod's part is
+// computed once per decision.
+uint64_t Fnv(uint64_t h, std::string_view s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
   return h;
+}
+
+uint64_t PodTieBreakSeed(const PodInfo& pod) {
+  uint64_t h = Fnv(1469598103934665603ULL, pod.namespace_());
+  h = Fnv(h, "/");
+  h = Fnv(h, pod.name());
+  return Fnv(h, "\x1f");
 }
 
 }  // namespace
@@ -44,9 +44,10 @@ const NodeInfo* SelectHost(const PodInfo& pod, const std::vector<NodePluginScore
   const NodeInfo* best = nullptr;
   int64_t best_total = 0;
   uint64_t best_tie = 0;
+  const uint64_t seed = PodTieBreakSeed(pod);
   for (const NodePluginScores& s : scores) {
     if (best != nullptr && s.total < best_total) continue;
-    const uint64_t tie = TieBreak(pod, s.node->name());
+    const uint64_t tie = Fnv(seed, s.node->name());
     if (best == nullptr || s.total > best_total || tie < best_tie) {
       best = s.node;
       best_total = s.total;
@@ -160,7 +161,7 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
     r.host = feasible[0]->name();
     return r;
   }
-  Status ss = fw.RunScorePlugins(pod, feasible, &r.scores);
+  Status ss = fw.RunScorePlugins(pod, feasible, &r.scores, /*details=*/options.evaluate_all);
   if (!ss.IsSuccess()) {
     r.status = ss;
     return r;

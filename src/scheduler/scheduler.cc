@@ -130,17 +130,40 @@ client::EventRecorder* Scheduler::RecorderFor(const Framework* fw) const {
 }
 
 void Scheduler::AddEventHandlers(client::Informer* pods, client::Informer* nodes) {
+  for (client::Informer* inf : {pods, nodes}) {
+    if (inf->manual_dispatch()) {
+      pumped_.push_back(inf);
+      inf->SetOnPending([this] { Wake(); });
+    }
+  }
+  const bool pods_here = pods->manual_dispatch();
+  const bool nodes_here = nodes->manual_dispatch();
+  // On the scheduler's thread the handlers act at once; from another thread they post.
+  auto run = [this](bool here, std::function<void()> fn) {
+    if (here) {
+      fn();
+    } else {
+      Post(std::move(fn));
+    }
+  };
   pods->AddEventHandler({
-      .on_add = [this](const ObjectPtr& o, bool) { Post([this, o] { OnPodAdd(o); }); },
-      .on_update = [this](const ObjectPtr& a,
-                          const ObjectPtr& b) { Post([this, a, b] { OnPodUpdate(a, b); }); },
-      .on_delete = [this](const ObjectPtr& o) { Post([this, o] { OnPodDelete(o); }); },
+      .on_add = [this, run, pods_here](const ObjectPtr& o,
+                                       bool) { run(pods_here, [this, o] { OnPodAdd(o); }); },
+      .on_update = [this, run, pods_here](
+                       const ObjectPtr& a,
+                       const ObjectPtr& b) { run(pods_here, [this, a, b] { OnPodUpdate(a, b); }); },
+      .on_delete = [this, run, pods_here](
+                       const ObjectPtr& o) { run(pods_here, [this, o] { OnPodDelete(o); }); },
   });
   nodes->AddEventHandler({
-      .on_add = [this](const ObjectPtr& o, bool) { Post([this, o] { OnNodeAdd(o); }); },
-      .on_update = [this](const ObjectPtr& a,
-                          const ObjectPtr& b) { Post([this, a, b] { OnNodeUpdate(a, b); }); },
-      .on_delete = [this](const ObjectPtr& o) { Post([this, o] { OnNodeDelete(o); }); },
+      .on_add = [this, run, nodes_here](const ObjectPtr& o,
+                                        bool) { run(nodes_here, [this, o] { OnNodeAdd(o); }); },
+      .on_update =
+          [this, run, nodes_here](const ObjectPtr& a, const ObjectPtr& b) {
+            run(nodes_here, [this, a, b] { OnNodeUpdate(a, b); });
+          },
+      .on_delete = [this, run, nodes_here](
+                       const ObjectPtr& o) { run(nodes_here, [this, o] { OnNodeDelete(o); }); },
   });
 }
 
@@ -279,8 +302,7 @@ bool Scheduler::ScheduleOne() {
       Diagnosis d;
       d.node_to_status.Set(host, s);
       d.AddPluginStatus(s);
-      HandleFailure(qp, Status(s.code(), FitErrorMessage(1, d)), &d,
-                    NominatingInfo::Override(""));
+      HandleFailure(qp, Status(s.code(), FitErrorMessage(1, d)), &d, NominatingInfo::Override(""));
     } else {
       HandleFailure(qp, s, nullptr, NominatingInfo::Override(""));
     }
@@ -410,10 +432,21 @@ void Scheduler::UpdatePodStatus(const ObjectPtr& obj, const std::string& reason,
 // --- Threading --------------------------------------------------------------------------------
 
 void Scheduler::Post(std::function<void()> fn) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     if (stopping_) return;
+    wake = inbox_.empty() && !woken_;  // otherwise the thread drains before it waits again
     inbox_.push_back(std::move(fn));
+  }
+  if (wake) inbox_cv_.notify_one();
+}
+
+void Scheduler::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    if (woken_) return;
+    woken_ = true;
   }
   inbox_cv_.notify_one();
 }
@@ -425,10 +458,13 @@ size_t Scheduler::DrainInbox() {
     {
       std::lock_guard<std::mutex> lock(inbox_mu_);
       batch.swap(inbox_);
+      woken_ = false;
     }
-    if (batch.empty()) return handled;
+    size_t n = batch.size();
     for (auto& fn : batch) fn();
-    handled += batch.size();
+    for (client::Informer* inf : pumped_) n += inf->DispatchPending();
+    if (n == 0) return handled;
+    handled += n;
   }
 }
 
@@ -489,7 +525,7 @@ void Scheduler::Loop() {
     }
     if (ScheduleOne()) continue;
     std::unique_lock<std::mutex> lock(inbox_mu_);
-    inbox_cv_.wait(lock, [&] { return stopping_ || !inbox_.empty(); });
+    inbox_cv_.wait(lock, [&] { return stopping_ || woken_ || !inbox_.empty(); });
     if (stopping_) return;
   }
 }

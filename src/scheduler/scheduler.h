@@ -59,7 +59,9 @@ class Scheduler {
   static Result<std::unique_ptr<Scheduler>> New(Options options);
   ~Scheduler();  // stops
 
-  // Feeds the scheduler from informers (handlers post to the inbox). Before Start.
+  // Feeds the scheduler from informers. Before Start. Informers with manual dispatch are pumped
+  // by the scheduler's own thread (their handlers run there, with no hand-off); others post to
+  // the inbox from their dispatch threads.
   void AddEventHandlers(client::Informer* pods, client::Informer* nodes);
 
   // The informer events, for callers that feed the scheduler themselves.
@@ -115,8 +117,10 @@ class Scheduler {
                      const NominatingInfo& nominating);
   void UpdatePodStatus(const ObjectPtr& pod, const std::string& reason, const std::string& message,
                        const NominatingInfo& nominating);
-  // Drains the inbox; returns how many were handled.
+  // Drains the inbox and the pumped informers; returns how many changes were handled.
   size_t DrainInbox();
+  // Wakes the scheduler thread to look at its inbox and informers.
+  void Wake();
   void Loop();
   void ScheduleFlushes();
 
@@ -131,6 +135,8 @@ class Scheduler {
   std::condition_variable inbox_cv_;
   std::vector<std::function<void()>> inbox_;  // guarded by inbox_mu_
   bool stopping_ = false;                     // guarded by inbox_mu_
+  bool woken_ = false;                        // guarded by inbox_mu_
+  std::vector<client::Informer*> pumped_;     // informers dispatched on the scheduler's thread
 
   // Keeps timer callbacks from reaching a destroyed scheduler.
   struct Lifeline {

@@ -371,6 +371,7 @@ std::string Registry::NowRfc3339() const {
 
 Status Registry::Start() {
   for (auto& cache : caches_) KT_RETURN_IF_ERROR(cache->Start());
+  for (auto& last : last_write_) last.store(store_->CurrentRevision());
   // What kube-apiserver creates at start-up when missing: the system namespaces
   // (bootstrap-controller, start-system-namespaces-controller) and the two system priority
   // classes (scheduling/bootstrap-system-priority-classes).
@@ -414,7 +415,16 @@ void Registry::Stop() {
 }
 
 void Registry::Sync(Resource r, std::function<void()> fn) {
-  cache(r).AfterRevision(store_->CurrentRevision(), std::move(fn));
+  cache(r).AfterRevision(last_write_[static_cast<size_t>(r)].load(std::memory_order_acquire),
+                         std::move(fn));
+}
+
+void Registry::NoteWrite(Resource r, store::Revision revision) {
+  std::atomic<store::Revision>& last = last_write_[static_cast<size_t>(r)];
+  store::Revision seen = last.load(std::memory_order_relaxed);
+  while (revision > seen &&
+         !last.compare_exchange_weak(seen, revision, std::memory_order_acq_rel)) {
+  }
 }
 
 ApiResult<void> Registry::CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
@@ -534,8 +544,9 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
     }
     return done(store::MakeBytes(WithResourceVersion(stored, current->revision)));
   }
-  auto on_done = [&info, name, done = std::move(done)](Result<store::WriteResult> r) {
+  auto on_done = [this, &info, name, done = std::move(done)](Result<store::WriteResult> r) {
     if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
+    NoteWrite(info.resource, r->revision);
     // The stamped bytes: the very buffer the store and the watch cache hold.
     done(std::move(r->value));
   };
@@ -799,6 +810,7 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
                                                    current->revision, std::move(done));
                             }
                             if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
+                            NoteWrite(info.resource, r->revision);
                             done(current->json);
                           });
     };
@@ -823,9 +835,11 @@ void Registry::DeleteNamespaceContents(std::string namespace_, std::function<voi
   auto remaining = std::make_shared<std::atomic<size_t>>(doomed.size());
   auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
   for (const ObjectPtr& obj : doomed) {
-    store_->DeleteAsync(obj->key, 0, [remaining, shared_then](Result<store::WriteResult>) {
-      if (remaining->fetch_sub(1) == 1) (*shared_then)();
-    });
+    store_->DeleteAsync(obj->key, 0,
+                        [this, obj, remaining, shared_then](Result<store::WriteResult> r) {
+                          if (r) NoteWrite(obj->resource, r->revision);
+                          if (remaining->fetch_sub(1) == 1) (*shared_then)();
+                        });
   }
 }
 

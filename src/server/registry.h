@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -76,7 +77,8 @@ class Registry {
   store::Store* store() { return store_; }
   const Options& options() const { return options_; }
 
-  // Runs `fn` once the resource's cache holds every write acknowledged before this call.
+  // Runs `fn` once the resource's cache holds every write to that resource acknowledged before
+  // this call (read-your-writes). Writes to other resources are not waited for.
   void Sync(Resource r, std::function<void()> fn);
 
   void Create(const ResourceInfo& info, std::string namespace_, rapidjson::Document body,
@@ -116,6 +118,9 @@ class Registry {
   void Serialized(const std::string& key, std::function<void(std::function<void()>)> job);
   void ReleaseKey(const std::string& key);
 
+  // Records an acknowledged write to `r` (before it is acknowledged), for Sync.
+  void NoteWrite(Resource r, store::Revision revision);
+
   ApiResult<void> CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
                                  std::string_view name);
   std::string NowRfc3339() const;
@@ -125,6 +130,8 @@ class Registry {
   store::Store* store_;
   Options options_;
   std::array<std::unique_ptr<WatchCache>, kResourceCount> caches_;
+  // Per resource, the revision of the last acknowledged write: what Sync waits for.
+  std::array<std::atomic<store::Revision>, kResourceCount> last_write_{};
 
   std::mutex keys_mu_;
   // Per object key: the queued jobs; the front one is running. Guarded by keys_mu_.

@@ -93,7 +93,7 @@ TEST_F(HttpClientTest, WritesAndErrorsAreTheServersOwn) {
 TEST_F(HttpClientTest, InformerListsAndWatchesOverHttp) {
   ASSERT_TRUE(client_->CreateSync(Resource::kNodes, "", R"({"metadata":{"name":"a"}})"));
   Informer inf(NewHttpListerWatcher(transport_.get(), server::Info(Resource::kNodes)),
-               {.manual_dispatch = false, .clock = nullptr, .name = "nodes"});
+               Informer::Options::Threaded(nullptr, "nodes"));
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::string> log;

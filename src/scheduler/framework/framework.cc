@@ -395,7 +395,7 @@ Status Framework::RunPostFilterPlugins(const PodInfo& pod, const NodeToStatus& s
 }
 
 Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
-                                  std::vector<NodePluginScores>* out) {
+                                  std::vector<NodePluginScores>* out, bool details) {
   skip_score_.clear();
   for (PreScorePlugin* pl : pre_score_) {
     Status s = pl->PreScore(pod, nodes);
@@ -414,8 +414,10 @@ Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* 
     (*out)[j].scores.clear();
     (*out)[j].total = 0;
   }
-  std::vector<NodeScore> scores(nodes.size());
-  std::vector<int64_t> raw(nodes.size());
+  std::vector<NodeScore>& scores = scratch_scores_;
+  std::vector<int64_t>& raw = scratch_raw_;
+  scores.resize(nodes.size());
+  raw.resize(nodes.size());
   for (size_t i = 0; i < score_.size(); ++i) {
     ScorePlugin* pl = score_[i];
     if (!skip_score_.empty() && Skipped(skip_score_, pl)) continue;
@@ -433,7 +435,7 @@ Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* 
                              ", it should in the range of [0, 100] after " + "normalizing");
       }
       NodePluginScores& n = (*out)[j];
-      n.scores.push_back({pl->Name(), raw[j], s, weight, s * weight});
+      if (details) n.scores.push_back({pl->Name(), raw[j], s, weight, s * weight});
       n.total += s * weight;
     }
   }

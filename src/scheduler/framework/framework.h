@@ -95,9 +95,10 @@ class Framework {
   Status RunPostFilterPlugins(const PodInfo& pod, const NodeToStatus& statuses,
                               NominatingInfo* nominating);
 
-  // PreScore then Score, normalization and weights, for `nodes` (the feasible ones).
+  // PreScore then Score, normalization and weights, for `nodes` (the feasible ones). Each
+  // node's per-plugin scores are filled in only with `details` (reports); the totals always.
   Status RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
-                         std::vector<NodePluginScores>* out);
+                         std::vector<NodePluginScores>* out, bool details = true);
 
   Status RunReservePluginsReserve(const PodInfo& pod, const std::string& node);
   void RunReservePluginsUnreserve(const PodInfo& pod, const std::string& node);
@@ -142,6 +143,9 @@ class Framework {
   // Per cycle: the plugins whose PreFilter (or PreScore) returned Skip.
   std::vector<const Plugin*> skip_filter_;
   std::vector<const Plugin*> skip_score_;
+  // Scratch space of RunScorePlugins, kept between cycles.
+  std::vector<NodeScore> scratch_scores_;
+  std::vector<int64_t> scratch_raw_;
 };
 
 }  // namespace kt::scheduler

@@ -87,8 +87,11 @@ void NodeInfo::SetNode(ObjectPtr node) {
   if (node_ != nullptr) {
     name_ = node_->meta.name;
     allocatable_ = ResourceOf(node_->status.allocatable);
+    unschedulable_ = node_->spec.unschedulable;
+    has_taints_ = !node_->spec.taints.empty();
   } else {
     allocatable_ = Resource();
+    unschedulable_ = has_taints_ = false;
   }
   Touch();
 }

@@ -81,6 +81,10 @@ class NodeInfo {
   const api::Node* node() const { return node_; }
   const ObjectPtr& node_object() const { return node_object_; }
   const std::string& name() const { return name_; }
+  // The node's spec.unschedulable and whether it has taints, kept here beside the totals so the
+  // filters of a cycle read one NodeInfo, not the node's whole view.
+  bool unschedulable() const { return unschedulable_; }
+  bool has_taints() const { return has_taints_; }
 
   void AddPod(PodInfoPtr pod);
   // Removes the pod with this UID; false if it is not here.
@@ -114,6 +118,8 @@ class NodeInfo {
   std::vector<PodInfoPtr> pods_;
   uint64_t generation_ = 0;
   uint32_t taint_set_ = 0;
+  bool unschedulable_ = false;
+  bool has_taints_ = false;
 };
 
 // --- Cluster events (upstream fwk.ClusterEvent) -----------------------------------------------

@@ -41,10 +41,10 @@ class Cluster {
         *api::fields::ParseSelector("status.phase!=Succeeded,status.phase!=Failed", "Pod");
     pods_ = std::make_unique<client::Informer>(
         client::NewCacheListerWatcher(&registry_->cache(server::Resource::kPods), pods_filter),
-        client::Informer::Options{.manual_dispatch = true, .clock = &clock, .name = "pods"});
+        client::Informer::Options::Manual(&clock, "pods"));
     nodes_ = std::make_unique<client::Informer>(
         client::NewCacheListerWatcher(&registry_->cache(server::Resource::kNodes)),
-        client::Informer::Options{.manual_dispatch = true, .clock = &clock, .name = "nodes"});
+        client::Informer::Options::Manual(&clock, "nodes"));
     Scheduler::Options so;
     so.clock = &clock;
     so.client = client_.get();

@@ -18,8 +18,7 @@ class NodeUnschedulable : public FilterPlugin, public EnqueueExtensions {
   std::string_view Name() const override { return kNodeUnschedulableName; }
 
   Status Filter(const PodInfo& pod, const NodeInfo& node) override {
-    const api::Node* n = node.node();
-    if (n == nullptr || !n->spec.unschedulable) return Status();
+    if (!node.unschedulable()) return Status();
     if (TolerationsTolerateTaint(pod.pod().spec.tolerations, UnschedulableTaint(), gate_)) {
       return Status();
     }

@@ -20,8 +20,8 @@ class TaintToleration : public FilterPlugin,
   std::string_view Name() const override { return kTaintTolerationName; }
 
   Status Filter(const PodInfo& pod, const NodeInfo& node) override {
+    if (!node.has_taints()) return Status();
     const api::Node* n = node.node();
-    if (n == nullptr || n->spec.taints.empty()) return Status();
     const uint32_t set = node.taint_set();
     if (set == 0) {  // a node the cache has not classified: decide here
       return FindMatchingUntoleratedTaint(n->spec.taints, pod.pod().spec.tolerations,
@@ -52,8 +52,8 @@ class TaintToleration : public FilterPlugin,
   }
 
   int64_t Score(const PodInfo&, const NodeInfo& node) override {
+    if (!node.has_taints()) return 0;
     const api::Node* n = node.node();
-    if (n == nullptr) return 0;
     int64_t count = 0;
     for (const Taint& t : n->spec.taints) {
       if (t.effect != kEffectPreferNoSchedule) continue;

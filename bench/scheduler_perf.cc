@@ -1,0 +1,400 @@
+// scheduler_perf: the scheduler's throughput in process, modeled on upstream scheduler_perf's
+// SchedulingBasic (5,000 nodes, 1,000 initial pods, 10,000 measured pods) and a taint-heavy
+// variant, on kubetaint's real registry, watch caches, informers and scheduler threads.
+//
+//   scheduler_perf [--workload basic|taints] [--nodes 5000] [--init-pods 1000] [--pods 10000]
+//                  [--store memory|sqlite] [--runs 3] [--memory-pods 0]
+//
+// Per run: a fresh store and registry; nodes created; the initial pods created and scheduled;
+// then the measured pods created as fast as one creator thread can (through the registry, as
+// any client), while the scheduler binds them. Throughput is measured pods / (last binding -
+// first create); latency is each pod's create call to its binding seen in the watch cache.
+// Medians over the runs are printed.
+//
+// --memory-pods N: instead, bind N pods (spread over the nodes, already bound) and report the
+// heap the scheduler's cache and informers take for them (malloc's in-use bytes before and after
+// the scheduler syncs).
+//
+// Workloads (upstream templates): nodes have 4 cpu, 32Gi, 110 pods; pods request and limit
+// 100m / 500Mi with containerPort 80. "taints": 40 % of nodes carry 1–3 taints (NoSchedule,
+// NoExecute or PreferNoSchedule, keys from a small set), every pod has 1–3 tolerations, one in
+// five a PreferNoSchedule one, one in ten a required node affinity on a zone label.
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "api/codec.h"
+#include "client/client.h"
+#include "client/informer.h"
+#include "scheduler/scheduler.h"
+#include "server/registry.h"
+#include "store/sqlite_store.h"
+#include "store/store.h"
+
+namespace {
+
+using namespace kt;
+using SteadyClock = std::chrono::steady_clock;
+using server::Resource;
+
+struct Flags {
+  std::map<std::string, std::string> v;
+  std::string Get(const std::string& k, const std::string& d) const {
+    auto it = v.find(k);
+    return it == v.end() ? d : it->second;
+  }
+  long Int(const std::string& k, long d) const {
+    auto it = v.find(k);
+    return it == v.end() ? d : std::strtol(it->second.c_str(), nullptr, 10);
+  }
+};
+
+double Median(std::vector<double> xs) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+double Percentile(std::vector<double>& xs, double p) {
+  if (xs.empty()) return 0;
+  std::sort(xs.begin(), xs.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(xs.size() - 1) + 0.5);
+  return xs[std::min(i, xs.size() - 1)];
+}
+
+std::string NodeJson(int i, bool taints, std::mt19937& rng) {
+  const std::string name = "node-" + std::to_string(i);
+  const std::string zone = "zone-" + std::to_string(i % 3);
+  std::string spec = "{}";
+  if (taints && rng() % 100 < 40) {
+    static const char* kKeys[] = {"dedicated", "gpu", "spot", "maintenance", "team"};
+    static const char* kEffects[] = {"NoSchedule", "NoExecute", "PreferNoSchedule"};
+    const int n = 1 + static_cast<int>(rng() % 3);
+    spec = R"({"taints":[)";
+    for (int t = 0; t < n; ++t) {
+      if (t > 0) spec += ",";
+      spec += R"({"key":")" + std::string(kKeys[(i + t) % 5]) + R"(","value":"v)" +
+              std::to_string(rng() % 2) + R"(","effect":")" + kEffects[rng() % 3] + R"("})";
+    }
+    spec += "]}";
+  }
+  return R"({"metadata":{"name":")" + name + R"(","labels":{"kubernetes.io/hostname":")" + name +
+         R"(","topology.kubernetes.io/zone":")" + zone + R"("}},"spec":)" + spec +
+         R"(,"status":{"capacity":{"pods":"110","cpu":"4","memory":"32Gi"},)"
+         R"("allocatable":{"pods":"110","cpu":"4","memory":"32Gi"},)"
+         R"("conditions":[{"type":"Ready","status":"True"}]}})";
+}
+
+std::string PodJson(const std::string& name, bool taints, std::mt19937& rng,
+                    const std::string& node = "") {
+  std::string extra;
+  if (!node.empty()) extra += R"(,"nodeName":")" + node + R"(")";
+  if (taints) {
+    static const char* kKeys[] = {"dedicated", "gpu", "spot", "maintenance", "team"};
+    const int n = 1 + static_cast<int>(rng() % 3);
+    extra += R"(,"tolerations":[)";
+    for (int t = 0; t < n; ++t) {
+      if (t > 0) extra += ",";
+      const bool prefer = t == 0 && rng() % 5 == 0;
+      extra += R"({"key":")" + std::string(kKeys[rng() % 5]) +
+               R"(","operator":"Equal","value":"v)" + std::to_string(rng() % 2) +
+               R"(","effect":")" + (prefer ? "PreferNoSchedule" : "NoSchedule") + R"("})";
+    }
+    extra += "]";
+    if (rng() % 10 == 0) {
+      extra += R"(,"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+               R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"topology.kubernetes.io/zone",)"
+               R"("operator":"In","values":["zone-0","zone-1"]}]}]}}})";
+    }
+  }
+  return R"({"metadata":{"name":")" + name +
+         R"(","namespace":"default","labels":{"app":"perf"}},"spec":{)"
+         R"("containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10",)"
+         R"("ports":[{"containerPort":80}],"resources":{"limits":{"cpu":"100m","memory":"500Mi"},)"
+         R"("requests":{"cpu":"100m","memory":"500Mi"}}}])" +
+         extra + "}}";
+}
+
+// Records when each pod is first seen bound, from a watch on the pods cache.
+class BindWatch : public server::WatchSink {
+ public:
+  bool OnEvent(server::WatchEventType type, const server::ObjectPtr& o) override {
+    if (type == server::WatchEventType::kDeleted) return true;
+    const api::Pod* p = o->As<api::Pod>();
+    if (p == nullptr || p->spec.node_name.empty()) return true;
+    const auto now = SteadyClock::now();
+    std::lock_guard<std::mutex> lock(mu);
+    if (bound.emplace(p->meta.name, now).second) cv.notify_all();
+    return true;
+  }
+  void OnProgress(store::Revision) override {}
+  void OnEnd(Status) override {}
+
+  bool WaitFor(size_t n, std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, limit, [&] { return bound.size() >= n; });
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unordered_map<std::string, SteadyClock::time_point> bound;
+};
+
+struct Run {
+  double pods_per_s = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double create_per_s = 0;
+  uint64_t attempts = 0;
+};
+
+struct Cluster {
+  std::string dir;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<server::Registry> registry;
+  std::unique_ptr<client::Clock> clock;
+  std::unique_ptr<client::Client> client;
+  std::unique_ptr<client::Informer> pods;
+  std::unique_ptr<client::Informer> nodes;
+  std::unique_ptr<scheduler::Scheduler> sched;
+
+  ~Cluster() {
+    if (sched) sched->Stop();
+    if (pods) pods->Stop();
+    if (nodes) nodes->Stop();
+    if (registry) registry->Stop();
+    registry.reset();
+    store.reset();
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+};
+
+std::unique_ptr<Cluster> NewCluster(const std::string& store_kind) {
+  auto c = std::make_unique<Cluster>();
+  if (store_kind == "sqlite") {
+    c->dir = (std::filesystem::temp_directory_path() /
+              ("kubetaint-sched-perf-" + std::to_string(::getpid())))
+                 .string();
+    std::filesystem::remove_all(c->dir);
+    std::filesystem::create_directories(c->dir);
+    store::SqliteOptions o;
+    o.path = c->dir + "/kubetaint.db";
+    auto s = store::OpenSqliteStore(o);
+    if (!s) {
+      std::fprintf(stderr, "sqlite: %s\n", s.error().message().c_str());
+      std::exit(1);
+    }
+    c->store = std::move(*s);
+  } else {
+    c->store = store::NewMemoryStore();
+  }
+  c->clock = client::NewRealClock();
+  server::Registry::Options ro;
+  c->registry = std::make_unique<server::Registry>(c->store.get(), ro);
+  if (!c->registry->Start().ok()) std::exit(1);
+  c->client = client::NewInProcessClient(c->registry.get());
+  return c;
+}
+
+void StartScheduler(Cluster& c) {
+  server::ObjectFilter f;
+  f.fields = *api::fields::ParseSelector("status.phase!=Succeeded,status.phase!=Failed", "Pod");
+  c.pods = std::make_unique<client::Informer>(
+      client::NewCacheListerWatcher(&c.registry->cache(Resource::kPods), f),
+      client::Informer::Options::Manual(c.clock.get(), "pods"));
+  c.nodes = std::make_unique<client::Informer>(
+      client::NewCacheListerWatcher(&c.registry->cache(Resource::kNodes)),
+      client::Informer::Options::Manual(c.clock.get(), "nodes"));
+  scheduler::Scheduler::Options so;
+  so.clock = c.clock.get();
+  so.client = c.client.get();
+  client::Informer* pods = c.pods.get();
+  so.get_pod = [pods](std::string_view ns, std::string_view name) { return pods->Get(ns, name); };
+  auto s = scheduler::Scheduler::New(std::move(so));
+  if (!s) std::exit(1);
+  c.sched = std::move(*s);
+  c.sched->AddEventHandlers(c.pods.get(), c.nodes.get());
+  c.pods->Start();
+  c.nodes->Start();
+  client::WaitForCacheSync({c.pods.get(), c.nodes.get()},
+                           SteadyClock::now() + std::chrono::seconds(120));
+  c.sched->Start();
+}
+
+// Creates `names` pods through the registry from `threads` threads; returns the create times.
+void CreatePods(Cluster& c, const std::vector<std::string>& bodies,
+                std::vector<SteadyClock::time_point>* created) {
+  created->resize(bodies.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> pending{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    (*created)[i] = SteadyClock::now();
+    pending.fetch_add(1);
+    c.client->Create(Resource::kPods, "default", bodies[i], [&](server::ApiResult<store::Bytes> r) {
+      if (!r) std::fprintf(stderr, "create: %s\n", r.error().message.c_str());
+      if (pending.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();
+      }
+    });
+    // Bounded in flight (SQLite completes asynchronously): like 64 connections.
+    while (pending.load() > 64) std::this_thread::yield();
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return pending.load() == 0; });
+  (void)next;
+}
+
+Run RunOnce(const Flags& flags, int run) {
+  const int nodes = static_cast<int>(flags.Int("nodes", 5000));
+  const int init = static_cast<int>(flags.Int("init-pods", 1000));
+  const int pods = static_cast<int>(flags.Int("pods", 10000));
+  const bool taints = flags.Get("workload", "basic") == "taints";
+  std::mt19937 rng(42 + run);
+  auto c = NewCluster(flags.Get("store", "memory"));
+  for (int i = 1; i <= nodes; ++i) {
+    auto r = c->client->CreateSync(Resource::kNodes, "", NodeJson(i, taints, rng));
+    if (!r) {
+      std::fprintf(stderr, "node: %s\n", r.error().message.c_str());
+      std::exit(1);
+    }
+  }
+  StartScheduler(*c);
+  auto watch = std::make_shared<BindWatch>();
+  auto handle = c->registry->cache(Resource::kPods)
+                    .StartWatch(c->registry->cache(Resource::kPods).revision(),
+                                server::ObjectFilter(), watch);
+  if (!handle) std::exit(1);
+
+  std::vector<SteadyClock::time_point> created;
+  std::vector<std::string> bodies;
+  for (int i = 0; i < init; ++i)
+    bodies.push_back(PodJson("init-" + std::to_string(i), taints, rng));
+  CreatePods(*c, bodies, &created);
+  if (!watch->WaitFor(static_cast<size_t>(init), std::chrono::seconds(300))) {
+    std::fprintf(stderr, "initial pods not all bound (%zu)\n", watch->bound.size());
+  }
+  bodies.clear();
+  for (int i = 0; i < pods; ++i) bodies.push_back(PodJson("pod-" + std::to_string(i), taints, rng));
+  const uint64_t attempts_before = c->sched->AttemptCount();
+  const auto start = SteadyClock::now();
+  CreatePods(*c, bodies, &created);
+  const auto created_all = SteadyClock::now();
+  // In the taint workload some pods tolerate no node at all; wait for the others.
+  size_t expected = static_cast<size_t>(init + pods);
+  const bool complete = watch->WaitFor(expected, std::chrono::seconds(taints ? 20 : 300));
+  (void)complete;
+  Run out;
+  std::vector<double> lat;
+  SteadyClock::time_point last = start;
+  {
+    std::lock_guard<std::mutex> lock(watch->mu);
+    for (int i = 0; i < pods; ++i) {
+      auto it = watch->bound.find("pod-" + std::to_string(i));
+      if (it == watch->bound.end()) continue;
+      lat.push_back(std::chrono::duration<double, std::milli>(it->second - created[i]).count());
+      last = std::max(last, it->second);
+    }
+  }
+  const double secs = std::chrono::duration<double>(last - start).count();
+  out.pods_per_s = static_cast<double>(lat.size()) / secs;
+  out.create_per_s = pods / std::chrono::duration<double>(created_all - start).count();
+  out.p50_ms = Percentile(lat, 0.5);
+  out.p99_ms = Percentile(lat, 0.99);
+  out.attempts = c->sched->AttemptCount() - attempts_before;
+  std::printf(
+      "run %d: %zu of %d pods bound in %.3f s: %.0f pods/s (creates %.0f/s), latency p50 %.1f ms "
+      "p99 %.1f ms, %llu attempts\n",
+      run + 1, lat.size(), pods, secs, out.pods_per_s, out.create_per_s, out.p50_ms, out.p99_ms,
+      static_cast<unsigned long long>(out.attempts));
+  std::fflush(stdout);
+  handle->reset();
+  return out;
+}
+
+// Heap bytes in use (glibc).
+size_t HeapInUse() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+void MeasureMemory(const Flags& flags) {
+  const int nodes = static_cast<int>(flags.Int("nodes", 5000));
+  const int pods = static_cast<int>(flags.Int("memory-pods", 150000));
+  std::mt19937 rng(7);
+  auto c = NewCluster("memory");
+  for (int i = 1; i <= nodes; ++i)
+    (void)c->client->CreateSync(Resource::kNodes, "", NodeJson(i, false, rng));
+  std::vector<std::string> bodies;
+  for (int i = 0; i < pods; ++i) {
+    bodies.push_back(
+        PodJson("pod-" + std::to_string(i), false, rng, "node-" + std::to_string(i % nodes + 1)));
+  }
+  std::vector<SteadyClock::time_point> created;
+  CreatePods(*c, bodies, &created);
+  bodies.clear();
+  bodies.shrink_to_fit();
+  malloc_trim(0);
+  const size_t before = HeapInUse();
+  StartScheduler(*c);
+  // The scheduler's cache holds every bound pod once it has drained the informer's adds.
+  for (int i = 0; i < 600; ++i) {
+    std::promise<size_t> n;
+    c->sched->Post([&] { n.set_value(c->sched->cache().NumPods()); });
+    if (n.get_future().get() >= static_cast<size_t>(pods)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  malloc_trim(0);
+  const size_t after = HeapInUse();
+  std::printf(
+      "memory: %d nodes, %d bound pods: scheduler cache + informers %.1f MB (%.0f bytes per pod)\n",
+      nodes, pods, static_cast<double>(after - before) / 1e6,
+      static_cast<double>(after - before) / pods);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k.rfind("--", 0) == 0) k = k.substr(2);
+    flags.v[k] = argv[i + 1];
+  }
+  if (flags.Int("memory-pods", 0) > 0) {
+    MeasureMemory(flags);
+    return 0;
+  }
+  const int runs = static_cast<int>(flags.Int("runs", 3));
+  std::vector<double> tput, p50, p99, creates;
+  for (int r = 0; r < runs; ++r) {
+    Run x = RunOnce(flags, r);
+    tput.push_back(x.pods_per_s);
+    p50.push_back(x.p50_ms);
+    p99.push_back(x.p99_ms);
+    creates.push_back(x.create_per_s);
+  }
+  std::printf(
+      "median of %d (%s, %s store, %ld nodes, %ld measured pods): %.0f pods/s, latency p50 %.1f "
+      "ms p99 %.1f ms, creates %.0f/s\n",
+      runs, flags.Get("workload", "basic").c_str(), flags.Get("store", "memory").c_str(),
+      flags.Int("nodes", 5000), flags.Int("pods", 10000), Median(tput), Median(p50), Median(p99),
+      Median(creates));
+  return 0;
+}

@@ -1,4 +1,5 @@
 #include "client/clock.h"
+#include "core/thread_name.h"
 
 namespace kt::client {
 
@@ -6,7 +7,11 @@ namespace {
 
 class RealClock : public Clock {
  public:
-  RealClock() : thread_([this] { Run(); }) {}
+  RealClock()
+      : thread_([this] {
+          core::NameThisThread("kt-clock");
+          Run();
+        }) {}
 
   ~RealClock() override {
     {

@@ -1,4 +1,5 @@
 #include "client/informer.h"
+#include "core/thread_name.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -128,7 +129,12 @@ void Informer::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     relist_due_ = true;  // the first list
   }
-  if (!options_.manual_dispatch) thread_ = std::thread([this] { Run(); });
+  if (!options_.manual_dispatch) {
+    thread_ = std::thread([this] {
+      core::NameThisThread("kt-informer");
+      Run();
+    });
+  }
 }
 
 void Informer::Stop() {

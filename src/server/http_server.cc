@@ -56,6 +56,7 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "core/thread_name.h"
 #include "server/http.h"
 
 namespace kt::server {
@@ -935,7 +936,10 @@ class HttpServerImpl final : public HttpServer {
     threads_.reserve(static_cast<size_t>(n));
     try {
       for (int i = 0; i < n; ++i) {
-        threads_.emplace_back([core = core_.get()] { RunIo(core); });
+        threads_.emplace_back([core = core_.get()] {
+          core::NameThisThread("kt-http");
+          RunIo(core);
+        });
       }
     } catch (...) {
       // Out of threads: undo, so that no joinable std::thread is destroyed.

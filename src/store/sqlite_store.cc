@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/thread_name.h"
 #include "store/internal/mvcc_index.h"
 #include "store/internal/thread_annotations.h"
 
@@ -233,7 +234,10 @@ Status SqliteStore::Start() {
     *stmt = std::move(*prepared);
   }
 
-  committer_ = std::thread([this] { CommitterLoop(); });
+  committer_ = std::thread([this] {
+    core::NameThisThread("kt-sqlite-commit");
+    CommitterLoop();
+  });
   index_->Start();
   return Status::Ok();
 }

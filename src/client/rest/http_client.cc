@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api/codec.h"
+#include "core/thread_name.h"
 #include "server/object.h"
 
 namespace kt::client {
@@ -54,7 +55,11 @@ ApiError Unavailable(const Status& s) {
 class Workers {
  public:
   explicit Workers(int n) {
-    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Run(); });
+    for (int i = 0; i < n; ++i)
+      threads_.emplace_back([this] {
+        core::NameThisThread("kt-http-client");
+        Run();
+      });
   }
   ~Workers() {
     {

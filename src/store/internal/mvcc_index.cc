@@ -1,4 +1,5 @@
 #include "store/internal/mvcc_index.h"
+#include "core/thread_name.h"
 
 #include <algorithm>
 #include <chrono>
@@ -81,7 +82,10 @@ void MvccIndex::Start() {
   std::lock_guard lock(watch_mu_);
   KT_STORE_CHECK(!started_);
   started_ = true;
-  watch_thread_ = std::thread([this] { WatchLoop(); });
+  watch_thread_ = std::thread([this] {
+    core::NameThisThread("kt-store-watch");
+    WatchLoop();
+  });
   watch_thread_id_ = watch_thread_.get_id();
 }
 

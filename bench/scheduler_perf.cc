@@ -3,13 +3,16 @@
 // variant, on kubetaint's real registry, watch caches, informers and scheduler threads.
 //
 //   scheduler_perf [--workload basic|taints] [--nodes 5000] [--init-pods 1000] [--pods 10000]
-//                  [--store memory|sqlite] [--runs 3] [--memory-pods 0]
+//                  [--store memory|sqlite] [--runs 3] [--memory-pods 0] [--cpu 1]
 //
 // Per run: a fresh store and registry; nodes created; the initial pods created and scheduled;
 // then the measured pods created as fast as one creator thread can (through the registry, as
 // any client), while the scheduler binds them. Throughput is measured pods / (last binding -
 // first create); latency is each pod's create call to its binding seen in the watch cache.
 // Medians over the runs are printed.
+//
+// --cpu 1: also print the CPU time each thread (by name) used while the measured pods were
+// created and bound.
 //
 // --memory-pods N: instead, bind N pods (spread over the nodes, already bound) and report the
 // heap the scheduler's cache and informers take for them (malloc's in-use bytes before and after
@@ -20,6 +23,7 @@
 // NoExecute or PreferNoSchedule, keys from a small set), every pod has 1–3 tolerations, one in
 // five a PreferNoSchedule one, one in ten a required node affinity on a zone label.
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,6 +31,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -127,6 +132,45 @@ std::string PodJson(const std::string& name, bool taints, std::mt19937& rng,
          R"("ports":[{"containerPort":80}],"resources":{"limits":{"cpu":"100m","memory":"500Mi"},)"
          R"("requests":{"cpu":"100m","memory":"500Mi"}}}])" +
          extra + "}}";
+}
+
+// CPU seconds used so far by this process's threads, summed by thread name.
+std::map<std::string, double> ThreadCpu() {
+  std::map<std::string, double> out;
+  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
+    if (f == nullptr) continue;
+    char buf[1024];
+    const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    // pid (comm) state ... field 14 utime, 15 stime
+    const char* open = std::strchr(buf, '(');
+    const char* close = std::strrchr(buf, ')');
+    if (open == nullptr || close == nullptr) continue;
+    std::string comm(open + 1, close);
+    unsigned long utime = 0, stime = 0;
+    if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                    &stime) == 2) {
+      out[comm] += static_cast<double>(utime + stime) / tick;
+    }
+  }
+  return out;
+}
+
+std::string CpuDelta(const std::map<std::string, double>& before,
+                     const std::map<std::string, double>& after) {
+  std::string s;
+  for (const auto& [comm, v] : after) {
+    auto b = before.find(comm);
+    const double d = v - (b == before.end() ? 0 : b->second);
+    if (d < 0.005) continue;
+    char part[96];
+    std::snprintf(part, sizeof(part), "%s%s %.2f s", s.empty() ? "" : ", ", comm.c_str(), d);
+    s += part;
+  }
+  return s;
 }
 
 // Records when each pod is first seen bound, from a watch on the pods cache.
@@ -293,6 +337,7 @@ Run RunOnce(const Flags& flags, int run) {
   bodies.clear();
   for (int i = 0; i < pods; ++i) bodies.push_back(PodJson("pod-" + std::to_string(i), taints, rng));
   const uint64_t attempts_before = c->sched->AttemptCount();
+  const auto cpu_before = ThreadCpu();
   const auto start = SteadyClock::now();
   CreatePods(*c, bodies, &created);
   const auto created_all = SteadyClock::now();
@@ -300,6 +345,7 @@ Run RunOnce(const Flags& flags, int run) {
   size_t expected = static_cast<size_t>(init + pods);
   const bool complete = watch->WaitFor(expected, std::chrono::seconds(taints ? 20 : 300));
   (void)complete;
+  const auto cpu_after = ThreadCpu();
   Run out;
   std::vector<double> lat;
   SteadyClock::time_point last = start;
@@ -323,6 +369,8 @@ Run RunOnce(const Flags& flags, int run) {
       "p99 %.1f ms, %llu attempts\n",
       run + 1, lat.size(), pods, secs, out.pods_per_s, out.create_per_s, out.p50_ms, out.p99_ms,
       static_cast<unsigned long long>(out.attempts));
+  if (flags.Int("cpu", 0) != 0)
+    std::printf("  cpu by thread: %s\n", CpuDelta(cpu_before, cpu_after).c_str());
   std::fflush(stdout);
   handle->reset();
   return out;

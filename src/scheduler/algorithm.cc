@@ -10,8 +10,9 @@ namespace {
 constexpr int kMinFeasibleNodesToFind = 100;
 constexpr int kMinFeasibleNodesPercentageToFind = 5;
 
-// FNV-1a over the pod's namespace/name, then the node's name: the tie-break. The pod's part is
-// computed once per decision.
+// The tie-break between nodes of equal score: FNV-1a of the pod's namespace/name, combined with
+// the node's name hash (NodeInfo::name_hash) through a 64-bit finalizer, lowest wins. Stable for
+// a pod and a node, and spread evenly over the nodes.
 uint64_t Fnv(uint64_t h, std::string_view s) {
   for (unsigned char c : s) {
     h ^= c;
@@ -24,7 +25,14 @@ uint64_t PodTieBreakSeed(const PodInfo& pod) {
   uint64_t h = Fnv(1469598103934665603ULL, pod.namespace_());
   h = Fnv(h, "/");
   h = Fnv(h, pod.name());
-  return Fnv(h, "\x1f");
+  return h;
+}
+
+uint64_t TieBreak(uint64_t seed, const NodeInfo& node) {
+  uint64_t z = seed ^ node.name_hash();  // splitmix64's finalizer
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
 }
 
 }  // namespace
@@ -47,7 +55,7 @@ const NodeInfo* SelectHost(const PodInfo& pod, const std::vector<NodePluginScore
   const uint64_t seed = PodTieBreakSeed(pod);
   for (const NodePluginScores& s : scores) {
     if (best != nullptr && s.total < best_total) continue;
-    const uint64_t tie = Fnv(seed, s.node->name());
+    const uint64_t tie = TieBreak(seed, *s.node);
     if (best == nullptr || s.total > best_total || tie < best_tie) {
       best = s.node;
       best_total = s.total;
@@ -128,8 +136,20 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
   const size_t start = n == 0 || options.evaluate_all ? 0 : *next_start_index % n;
   int processed = 0;
   feasible.reserve(static_cast<size_t>(std::min(to_find, n)));
-  for (int i = 0; i < n && static_cast<int>(feasible.size()) < to_find; ++i) {
-    const NodeInfo* node = nodes[(start + static_cast<size_t>(i)) % static_cast<size_t>(n)];
+  // The scan asks for the NodeInfos a few nodes ahead, so their loads overlap.
+  constexpr int kPrefetchAhead = 8;
+  size_t at = start;     // index of the node scanned
+  size_t ahead = start;  // index of the node prefetched
+  const auto next = [&nodes](size_t i) { return i + 1 == nodes.size() ? 0 : i + 1; };
+  for (int i = 0; i < std::min(n, kPrefetchAhead); ++i, ahead = next(ahead)) {
+    nodes[ahead]->Prefetch();
+  }
+  for (int i = 0; i < n && static_cast<int>(feasible.size()) < to_find; ++i, at = next(at)) {
+    if (i + kPrefetchAhead < n) {
+      nodes[ahead]->Prefetch();
+      ahead = next(ahead);
+    }
+    const NodeInfo* node = nodes[at];
     ++processed;
     Status fs = fw.RunFilterPluginsWithNominatedPods(pod, *node);
     if (fs.IsSuccess()) {
@@ -141,7 +161,11 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
       return r;
     }
     d.AddPluginStatus(fs);
-    d.node_to_status.Set(node->name(), std::move(fs));
+    if (node->name() == nominated) {
+      d.node_to_status.Set(node->name(), std::move(fs));  // replaces its first evaluation
+    } else {
+      d.node_to_status.Add(node->name(), std::move(fs));
+    }
   }
   if (!all.empty()) *next_start_index = (*next_start_index + processed) % all.size();
   r.evaluated_nodes = processed;

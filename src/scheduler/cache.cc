@@ -1,6 +1,10 @@
 #include "scheduler/cache.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 
 namespace kt::scheduler {
 
@@ -39,14 +43,39 @@ void Cache::ClassifyTaints(NodeInfo& info) {
   info.set_taint_set(it->second);
 }
 
+void Cache::SlabDeleter::operator()(NodeInfo* slab) const {
+  for (size_t i = 0; i < kSlabSize; ++i) slab[i].~NodeInfo();
+  std::free(slab);
+}
+
+NodeInfo* Cache::NewNodeInfo() {
+  if (free_.empty()) {
+    void* raw = std::aligned_alloc(kSlabBytes, kSlabBytes);
+    if (raw == nullptr) throw std::bad_alloc();
+    ::madvise(raw, kSlabBytes, MADV_HUGEPAGE);  // advice only: fine if refused
+    NodeInfo* slab = static_cast<NodeInfo*>(raw);
+    for (size_t i = 0; i < kSlabSize; ++i) new (&slab[i]) NodeInfo();
+    slabs_.emplace_back(slab);
+    for (size_t i = kSlabSize; i > 0; --i) free_.push_back(&slab[i - 1]);
+  }
+  NodeInfo* info = free_.back();
+  free_.pop_back();
+  return info;
+}
+
+void Cache::FreeNodeInfo(NodeInfo* info) {
+  *info = NodeInfo();
+  free_.push_back(info);
+}
+
 NodeInfo& Cache::NodeForPods(const std::string& name) {
   auto it = nodes_.find(name);
   if (it != nodes_.end()) return *it->second;
   // A pod bound to a node the cache has not seen yet: a placeholder until the node arrives.
-  auto info = std::make_unique<NodeInfo>();
-  NodeInfo& ref = *info;
-  nodes_.emplace(name, std::move(info));
-  return ref;
+  NodeInfo* info = NewNodeInfo();
+  info->set_name(name);
+  nodes_.emplace(name, info);
+  return *info;
 }
 
 void Cache::AddNode(const ObjectPtr& node) {
@@ -90,6 +119,7 @@ void Cache::RemoveNode(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   if (it->second->pods().empty()) {
+    FreeNodeInfo(it->second);
     nodes_.erase(it);
   } else {
     it->second->SetNode(nullptr);  // a ghost, until its pods are removed
@@ -98,12 +128,10 @@ void Cache::RemoveNode(const std::string& name) {
 
 void Cache::DropIfGhost(NodeInfo* info) {
   if (info->node() != nullptr || !info->pods().empty()) return;
-  for (auto n = nodes_.begin(); n != nodes_.end(); ++n) {
-    if (n->second.get() == info) {
-      nodes_.erase(n);
-      return;
-    }
-  }
+  auto it = nodes_.find(info->name());
+  if (it == nodes_.end() || it->second != info) return;
+  nodes_.erase(it);
+  FreeNodeInfo(info);
 }
 
 void Cache::RebuildList() const {
@@ -113,7 +141,7 @@ void Cache::RebuildList() const {
   for (size_t i = 0; list_.size() < zone_of_.size(); ++i) {
     for (const std::string& zone : zone_order_) {
       const auto& names = zones_.at(zone);
-      if (i < names.size()) list_.push_back(nodes_.at(names[i]).get());
+      if (i < names.size()) list_.push_back(nodes_.at(names[i]));
     }
   }
   list_dirty_ = false;
@@ -127,7 +155,7 @@ std::span<NodeInfo* const> Cache::List() const {
 NodeInfo* Cache::Get(std::string_view name) const {
   auto it = nodes_.find(std::string(name));
   if (it == nodes_.end() || it->second->node() == nullptr) return nullptr;
-  return it->second.get();
+  return it->second;
 }
 
 Status Cache::AssumePod(const PodInfoPtr& pod, const std::string& node) {

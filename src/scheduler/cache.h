@@ -79,8 +79,22 @@ class Cache : public NodeLister {
   void RebuildList() const;
   static std::string ZoneKey(const api::Node& node);
 
+  // NodeInfos come from slabs, so that a scan over the listed nodes reads neighbouring memory.
+  NodeInfo* NewNodeInfo();
+  void FreeNodeInfo(NodeInfo* info);
+
+  // One slab spans a 2 MiB huge page where the kernel grants one, so that the NodeInfos of
+  // thousands of nodes sit behind one TLB entry.
+  static constexpr size_t kSlabBytes = size_t{2} << 20;
+  static constexpr size_t kSlabSize = kSlabBytes / sizeof(NodeInfo);
+  struct SlabDeleter {
+    void operator()(NodeInfo* slab) const;
+  };
+  std::vector<std::unique_ptr<NodeInfo, SlabDeleter>> slabs_;
+  std::vector<NodeInfo*> free_;
+
   // Every node known, including ones deleted while pods remain accounted to them.
-  std::unordered_map<std::string, std::unique_ptr<NodeInfo>> nodes_;
+  std::unordered_map<std::string, NodeInfo*> nodes_;
   // NodeTree: zone → listed node names in insertion order (removal swaps with the last), and the
   // zones in the order first seen.
   std::map<std::string, std::vector<std::string>> zones_;

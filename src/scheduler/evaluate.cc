@@ -37,6 +37,7 @@ class Evaluator::EvalHandle : public Handle, public Nominator {
     }
     return scratch_;
   }
+  bool Empty() const override { return e_->nominated_.empty(); }
 
  private:
   Evaluator* e_;

@@ -333,7 +333,6 @@ void SchedulingQueue::DeleteNominatedPodIfExists(const std::string& uid) {
 }
 
 std::span<const PodInfoPtr> SchedulingQueue::NominatedPodsForNode(std::string_view node) const {
-  if (nominated_.empty()) return {};  // the common case, checked for every node of every cycle
   auto it = nominated_.find(node);
   if (it == nominated_.end()) return {};
   return it->second;

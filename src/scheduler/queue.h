@@ -83,6 +83,7 @@ class SchedulingQueue : public Nominator {
   void DeleteNominatedPodIfExists(const std::string& uid);
   // Valid until the nominations change.
   std::span<const PodInfoPtr> NominatedPodsForNode(std::string_view node) const override;
+  bool Empty() const override { return nominated_.empty(); }
   // The node the pod is nominated to ("" when none).
   std::string NominatedNodeOf(const std::string& uid) const;
 

@@ -3,6 +3,7 @@
 #include <rapidjson/writer.h>
 
 #include "api/string_output.h"
+#include "core/thread_name.h"
 #include "core/time.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/plugins/registry.h"
@@ -513,7 +514,10 @@ void Scheduler::ScheduleFlushes() {
 
 void Scheduler::Start() {
   Post([this] { ScheduleFlushes(); });
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    core::NameThisThread("kt-scheduler");
+    Loop();
+  });
 }
 
 void Scheduler::Loop() {

@@ -63,6 +63,25 @@ void PreFilterResult::Merge(const PreFilterResult& other) {
   node_names = std::move(both);
 }
 
+void NodeToStatus::Set(const std::string& node, Status s) {
+  for (auto& [name, status] : entries_) {
+    if (name == node) {
+      status = std::move(s);
+      return;
+    }
+  }
+  Add(node, std::move(s));
+}
+
+const Status& NodeToStatus::Get(const std::string& node) const {
+  if (index_.empty() && !entries_.empty()) {
+    index_.reserve(entries_.size());
+    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+  }
+  auto it = index_.find(node);
+  return it == index_.end() ? absent_ : entries_[it->second].second;
+}
+
 void Diagnosis::AddPluginStatus(const Status& s) {
   if (s.plugin().empty()) return;
   if (s.IsRejected()) unschedulable_plugins.insert(std::string(s.plugin()));
@@ -74,9 +93,25 @@ std::string FitErrorMessage(int num_all_nodes, const Diagnosis& d) {
   if (!d.pre_filter_msg.empty()) {
     msg += " " + d.pre_filter_msg + ".";
   } else {
+    // A plugin's fixed statuses share one reasons list: those are counted per list (a few),
+    // others reason by reason.
+    constexpr size_t kMaxLists = 16;
+    std::vector<std::pair<const std::vector<std::string>*, int>> lists;
     std::map<std::string, int> reasons;
     for (const auto& [node, status] : d.node_to_status.entries()) {
-      for (const std::string& r : status.Reasons()) ++reasons[r];
+      const std::vector<std::string>* list = &status.Reasons();
+      auto it = std::find_if(lists.begin(), lists.end(),
+                             [list](const auto& l) { return l.first == list; });
+      if (it != lists.end()) {
+        ++it->second;
+      } else if (lists.size() < kMaxLists) {
+        lists.emplace_back(list, 1);
+      } else {
+        for (const std::string& r : *list) ++reasons[r];
+      }
+    }
+    for (const auto& [list, n] : lists) {
+      for (const std::string& r : *list) reasons[r] += n;
     }
     const int absent = num_all_nodes - static_cast<int>(d.node_to_status.Len());
     if (absent > 0) {
@@ -264,6 +299,7 @@ Result<std::unique_ptr<Framework>> Framework::New(const Profile& profile,
   for (auto* pl : f.pre_enqueue_) register_events(pl);
   for (auto* pl : f.pre_filter_) register_events(pl);
   for (auto* pl : f.filter_) register_events(pl);
+  f.active_filter_ = f.filter_;
   for (auto* pl : f.reserve_) register_events(pl);
   for (auto* pl : f.permit_) register_events(pl);
   return fw;
@@ -284,6 +320,16 @@ Status Framework::RunPreEnqueuePlugins(const PodInfo& pod) const {
 Status Framework::RunPreFilterPlugins(const PodInfo& pod, PreFilterResult* result,
                                       std::set<std::string>* narrowing_plugins) {
   skip_filter_.clear();
+  Status s = PreFilterAll(pod, result, narrowing_plugins);
+  active_filter_.clear();
+  for (FilterPlugin* pl : filter_) {
+    if (skip_filter_.empty() || !Skipped(skip_filter_, pl)) active_filter_.push_back(pl);
+  }
+  return s;
+}
+
+Status Framework::PreFilterAll(const PodInfo& pod, PreFilterResult* result,
+                               std::set<std::string>* narrowing_plugins) {
   *result = PreFilterResult();
   std::vector<std::string> with_nodes;
   Status returned;
@@ -323,17 +369,20 @@ Status Framework::RunPreFilterPlugins(const PodInfo& pod, PreFilterResult* resul
   return returned;
 }
 
+Status Framework::FilterFailure(const FilterPlugin* pl, Status s) {
+  if (!s.IsRejected()) {
+    return Status::Error("running \"" + std::string(pl->Name()) +
+                         "\" filter plugin: " + s.Message())
+        .WithPlugin(pl->Name());
+  }
+  return s.WithPlugin(pl->Name());
+}
+
 Status Framework::RunFilterPlugins(const PodInfo& pod, const NodeInfo& node) const {
-  for (FilterPlugin* pl : filter_) {
-    if (!skip_filter_.empty() && Skipped(skip_filter_, pl)) continue;
+  for (FilterPlugin* pl : active_filter_) {
     Status s = pl->Filter(pod, node);
-    if (s.IsSuccess()) continue;
-    if (!s.IsRejected()) {
-      return Status::Error("running \"" + std::string(pl->Name()) +
-                           "\" filter plugin: " + s.Message())
-          .WithPlugin(pl->Name());
-    }
-    return s.WithPlugin(pl->Name());
+    if (!s.IsSuccess()) [[unlikely]]
+      return FilterFailure(pl, std::move(s));
   }
   return Status();
 }
@@ -353,7 +402,9 @@ std::vector<std::pair<std::string_view, Status>> Framework::RunAllFilterPlugins(
 
 Status Framework::RunFilterPluginsWithNominatedPods(const PodInfo& pod,
                                                     const NodeInfo& node) const {
-  std::span<const PodInfoPtr> nominated = handle_->Nominated().NominatedPodsForNode(node.name());
+  const Nominator& nominator = handle_->Nominated();
+  if (nominator.Empty()) return RunFilterPlugins(pod, node);
+  std::span<const PodInfoPtr> nominated = nominator.NominatedPodsForNode(node.name());
   if (!nominated.empty()) {
     NodeInfo with = node;
     bool added = false;
@@ -421,9 +472,9 @@ Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* 
   for (size_t i = 0; i < score_.size(); ++i) {
     ScorePlugin* pl = score_[i];
     if (!skip_score_.empty() && Skipped(skip_score_, pl)) continue;
-    for (size_t j = 0; j < nodes.size(); ++j) {
-      raw[j] = pl->Score(pod, *nodes[j]);
-      scores[j] = NodeScore{nodes[j], raw[j]};
+    pl->ScoreNodes(pod, nodes, scores);
+    if (details) {
+      for (size_t j = 0; j < nodes.size(); ++j) raw[j] = scores[j].score;
     }
     if (pl->HasNormalizeScore()) pl->NormalizeScore(pod, scores);
     const int64_t weight = score_weights_[i];

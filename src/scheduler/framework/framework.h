@@ -122,6 +122,11 @@ class Framework {
   Framework(Profile profile, Handle* handle) : profile_(std::move(profile)), handle_(handle) {}
   void RunBindAt(size_t index, PodInfoPtr pod, std::string node, std::function<void(Status)> done);
 
+  Status PreFilterAll(const PodInfo& pod, PreFilterResult* result,
+                      std::set<std::string>* narrowing_plugins);
+  // A filter plugin's rejection or error as RunFilterPlugins returns it.
+  static Status FilterFailure(const FilterPlugin* pl, Status s);
+
   Profile profile_;
   Handle* handle_;
   std::vector<std::unique_ptr<Plugin>> plugins_;  // owned, one per name
@@ -143,6 +148,8 @@ class Framework {
   // Per cycle: the plugins whose PreFilter (or PreScore) returned Skip.
   std::vector<const Plugin*> skip_filter_;
   std::vector<const Plugin*> skip_score_;
+  // filter_ without skip_filter_: what RunFilterPlugins runs on every node.
+  std::vector<FilterPlugin*> active_filter_;
   // Scratch space of RunScorePlugins, kept between cycles.
   std::vector<NodeScore> scratch_scores_;
   std::vector<int64_t> scratch_raw_;

@@ -84,21 +84,29 @@ class FilterPlugin : public virtual Plugin {
 };
 
 // Why each node failed Filter, and what to assume for nodes not evaluated.
+//
+// Filled on the hot path (one entry per rejecting node), read rarely: entries are appended, and
+// the index by name is built on the first Get.
 class NodeToStatus {
  public:
-  void Set(const std::string& node, Status s) { statuses_[node] = std::move(s); }
-  // The node's status; the absent status when the node was not evaluated.
-  const Status& Get(const std::string& node) const {
-    auto it = statuses_.find(node);
-    return it == statuses_.end() ? absent_ : it->second;
+  // Records the status of a node that has none yet.
+  void Add(const std::string& node, Status s) {
+    entries_.emplace_back(node, std::move(s));
+    index_.clear();
   }
-  size_t Len() const { return statuses_.size(); }
+  // Records or replaces the status of a node.
+  void Set(const std::string& node, Status s);
+  // The node's status; the absent status when the node was not evaluated.
+  const Status& Get(const std::string& node) const;
+  size_t Len() const { return entries_.size(); }
   void SetAbsentNodesStatus(Status s) { absent_ = std::move(s); }
   const Status& AbsentNodesStatus() const { return absent_; }
-  const std::unordered_map<std::string, Status>& entries() const { return statuses_; }
+  // In the order recorded.
+  const std::vector<std::pair<std::string, Status>>& entries() const { return entries_; }
 
  private:
-  std::unordered_map<std::string, Status> statuses_;
+  std::vector<std::pair<std::string, Status>> entries_;
+  mutable std::unordered_map<std::string_view, size_t> index_;  // built by Get
   Status absent_ = Status(Code::kUnschedulableAndUnresolvable);
 };
 
@@ -157,6 +165,12 @@ struct NodeScore {
 class ScorePlugin : public virtual Plugin {
  public:
   virtual int64_t Score(const PodInfo& pod, const NodeInfo& node) = 0;
+  // Scores every node of `nodes` into `out` (same length): out[i] = {nodes[i], Score(nodes[i])}.
+  // Plugins on the hot path override it with one tight loop; the result must be the same.
+  virtual void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                          std::span<NodeScore> out) {
+    for (size_t i = 0; i < nodes.size(); ++i) out[i] = NodeScore{nodes[i], Score(pod, *nodes[i])};
+  }
   // Whether NormalizeScore is to be called (upstream ScoreExtensions() != nil).
   virtual bool HasNormalizeScore() const { return false; }
   virtual void NormalizeScore(const PodInfo&, std::span<NodeScore>) {}
@@ -222,6 +236,8 @@ class Nominator {
   virtual ~Nominator() = default;
   // Valid until the nominations change (not within a cycle).
   virtual std::span<const PodInfoPtr> NominatedPodsForNode(std::string_view node) const = 0;
+  // No pod is nominated anywhere (the common case, checked once per node of a cycle).
+  virtual bool Empty() const = 0;
 };
 
 class Handle {

@@ -81,11 +81,21 @@ PodInfoPtr NewPodInfo(ObjectPtr object) {
 
 void NodeInfo::Touch() { generation_ = next_generation.fetch_add(1, std::memory_order_relaxed); }
 
+void NodeInfo::set_name(std::string name) {
+  name_ = std::move(name);
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : name_) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  name_hash_ = h;
+}
+
 void NodeInfo::SetNode(ObjectPtr node) {
   node_object_ = std::move(node);
   node_ = node_object_ ? node_object_->As<api::Node>() : nullptr;
   if (node_ != nullptr) {
-    name_ = node_->meta.name;
+    set_name(node_->meta.name);
     allocatable_ = ResourceOf(node_->status.allocatable);
     unschedulable_ = node_->spec.unschedulable;
     has_taints_ = !node_->spec.taints.empty();

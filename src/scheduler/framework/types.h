@@ -81,6 +81,10 @@ class NodeInfo {
   const api::Node* node() const { return node_; }
   const ObjectPtr& node_object() const { return node_object_; }
   const std::string& name() const { return name_; }
+  // A placeholder's name, before its node arrives (SetNode sets it from the node).
+  void set_name(std::string name);
+  // FNV-1a of the name (the tie-break between equal scores mixes it with the pod's).
+  uint64_t name_hash() const { return name_hash_; }
   // The node's spec.unschedulable and whether it has taints, kept here beside the totals so the
   // filters of a cycle read one NodeInfo, not the node's whole view.
   bool unschedulable() const { return unschedulable_; }
@@ -90,6 +94,14 @@ class NodeInfo {
   // Removes the pod with this UID; false if it is not here.
   bool RemovePod(std::string_view uid);
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
+
+  // Asks the CPU to load what the filters and scores read, ahead of a scan reaching this node.
+  void Prefetch() const {
+    const char* p = reinterpret_cast<const char*>(this);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+    __builtin_prefetch(p + 128);
+  }
 
   const Resource& allocatable() const { return allocatable_; }
   const Resource& requested() const { return requested_; }
@@ -108,18 +120,21 @@ class NodeInfo {
  private:
   void Touch();
 
-  ObjectPtr node_object_;
-  const api::Node* node_ = nullptr;
-  std::string name_;
+  // What every filter and score of a cycle reads comes first, in the first three cache lines
+  // (see Prefetch); the rest is read only on failures, binds and events.
+  uint32_t taint_set_ = 0;
+  uint64_t name_hash_ = 0;
+  bool unschedulable_ = false;
+  bool has_taints_ = false;
+  std::vector<PodInfoPtr> pods_;
   Resource allocatable_;
   Resource requested_;
   NonZeroRequest non_zero_requested_;
+  std::string name_;
   HostPortInfo used_ports_;
-  std::vector<PodInfoPtr> pods_;
+  ObjectPtr node_object_;
+  const api::Node* node_ = nullptr;
   uint64_t generation_ = 0;
-  uint32_t taint_set_ = 0;
-  bool unschedulable_ = false;
-  bool has_taints_ = false;
 };
 
 // --- Cluster events (upstream fwk.ClusterEvent) -----------------------------------------------

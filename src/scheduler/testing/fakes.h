@@ -115,6 +115,7 @@ class FakeHandle : public Handle, public Nominator {
     }
     return by_node_;
   }
+  bool Empty() const override { return nominated.empty(); }
 
  private:
   mutable std::vector<PodInfoPtr> by_node_;

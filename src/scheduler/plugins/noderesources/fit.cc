@@ -27,6 +27,13 @@ struct ScoringResource {
   int64_t weight = 1;
 };
 
+// Whether the resources are the default ones, cpu and memory of weight 1: the shape the
+// scoring loops below compute without going through ScoringResource.
+bool IsCpuMemory(const std::vector<ScoringResource>& r) {
+  return r.size() == 2 && r[0].kind == ScoringResource::Kind::kCpu && r[0].weight == 1 &&
+         r[1].kind == ScoringResource::Kind::kMemory && r[1].weight == 1;
+}
+
 std::vector<ScoringResource> ResolveResources(
     const std::vector<NodeResourcesFitArgs::ResourceSpec>& specs) {
   std::vector<ScoringResource> out;
@@ -89,16 +96,17 @@ int64_t PodRequestOf(const PodInfo& pod, const ScoringResource& r, bool non_zero
   return 0;
 }
 
-class NodeResourcesFit : public PreFilterPlugin,
-                         public FilterPlugin,
-                         public PreScorePlugin,
-                         public ScorePlugin,
-                         public EnqueueExtensions {
+class NodeResourcesFit final : public PreFilterPlugin,
+                               public FilterPlugin,
+                               public PreScorePlugin,
+                               public ScorePlugin,
+                               public EnqueueExtensions {
  public:
   explicit NodeResourcesFit(const NodeResourcesFitArgs& args)
       : args_(args),
         resources_(ResolveResources(args.resources)),
-        most_allocated_(args.scoring_strategy == "MostAllocated") {}
+        most_allocated_(args.scoring_strategy == "MostAllocated"),
+        cpu_memory_(IsCpuMemory(resources_)) {}
 
   std::string_view Name() const override { return kNodeResourcesFitName; }
 
@@ -147,6 +155,35 @@ class NodeResourcesFit : public PreFilterPlugin,
       weight_sum += r.weight;
     }
     return weight_sum == 0 ? 0 : node_score / weight_sum;
+  }
+
+  void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                  std::span<NodeScore> out) override {
+    if (!cpu_memory_) return ScorePlugin::ScoreNodes(pod, nodes, out);
+    // Score above for cpu and memory of weight 1, one node after another.
+    const int64_t pod_cpu = pod.non_zero.milli_cpu;
+    const int64_t pod_memory = pod.non_zero.memory;
+    const bool most = most_allocated_;
+    auto one = [most](int64_t alloc, int64_t requested) {
+      if (most) return std::min(requested, alloc) * kMaxNodeScore / alloc;
+      return requested > alloc ? 0 : (alloc - requested) * kMaxNodeScore / alloc;
+    };
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& n = *nodes[i];
+      const int64_t alloc_cpu = n.allocatable().milli_cpu;
+      const int64_t alloc_memory = n.allocatable().memory;
+      int64_t sum = 0;
+      int64_t count = 0;
+      if (alloc_cpu != 0) {
+        sum += one(alloc_cpu, n.non_zero_requested().milli_cpu + pod_cpu);
+        ++count;
+      }
+      if (alloc_memory != 0) {
+        sum += one(alloc_memory, n.non_zero_requested().memory + pod_memory);
+        ++count;
+      }
+      out[i] = NodeScore{nodes[i], count == 0 ? 0 : sum / count};
+    }
   }
 
   std::vector<ClusterEventWithHint> EventsToRegister() override {
@@ -200,12 +237,13 @@ class NodeResourcesFit : public PreFilterPlugin,
   const NodeResourcesFitArgs args_;
   const std::vector<ScoringResource> resources_;
   const bool most_allocated_;
+  const bool cpu_memory_;
 };
 
-class BalancedAllocation : public PreScorePlugin, public ScorePlugin {
+class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
  public:
   explicit BalancedAllocation(const BalancedAllocationArgs& args)
-      : resources_(ResolveResources(args.resources)) {}
+      : resources_(ResolveResources(args.resources)), cpu_memory_(IsCpuMemory(resources_)) {}
 
   std::string_view Name() const override { return kBalancedAllocationName; }
 
@@ -245,8 +283,32 @@ class BalancedAllocation : public PreScorePlugin, public ScorePlugin {
     return static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
   }
 
+  void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                  std::span<NodeScore> out) override {
+    if (!cpu_memory_) return ScorePlugin::ScoreNodes(pod, nodes, out);
+    // Score above for cpu and memory, one node after another.
+    const int64_t pod_cpu = pod.requests.milli_cpu;
+    const int64_t pod_memory = pod.requests.memory;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& n = *nodes[i];
+      const int64_t alloc_cpu = n.allocatable().milli_cpu;
+      const int64_t alloc_memory = n.allocatable().memory;
+      double std_dev = 0;
+      if (alloc_cpu != 0 && alloc_memory != 0) {
+        double c =
+            static_cast<double>(n.requested().milli_cpu + pod_cpu) / static_cast<double>(alloc_cpu);
+        double m = static_cast<double>(n.requested().memory + pod_memory) /
+                   static_cast<double>(alloc_memory);
+        std_dev = std::fabs(((c > 1 ? 1 : c) - (m > 1 ? 1 : m)) / 2);
+      }
+      out[i] = NodeScore{nodes[i],
+                         static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore))};
+    }
+  }
+
  private:
   const std::vector<ScoringResource> resources_;
+  const bool cpu_memory_;
 };
 
 }  // namespace

@@ -9,10 +9,10 @@ namespace kt::scheduler {
 
 namespace {
 
-class TaintToleration : public FilterPlugin,
-                        public PreScorePlugin,
-                        public ScorePlugin,
-                        public EnqueueExtensions {
+class TaintToleration final : public FilterPlugin,
+                              public PreScorePlugin,
+                              public ScorePlugin,
+                              public EnqueueExtensions {
  public:
   explicit TaintToleration(Handle* handle)
       : handle_(handle), gate_(handle->Gates().taint_toleration_comparison_operators) {}
@@ -60,6 +60,13 @@ class TaintToleration : public FilterPlugin,
       if (!TolerationsTolerateTaint(prefer_tolerations_, t, gate_)) ++count;
     }
     return count;
+  }
+
+  void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                  std::span<NodeScore> out) override {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      out[i] = NodeScore{nodes[i], nodes[i]->has_taints() ? Score(pod, *nodes[i]) : 0};
+    }
   }
 
   bool HasNormalizeScore() const override { return true; }

@@ -12,6 +12,7 @@
 // deleted key's tombstone into absence.)
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -206,7 +207,8 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   std::condition_variable watch_cv_;   // wakes the watch thread
   std::condition_variable cancel_cv_;  // a callback returned
   std::vector<std::shared_ptr<WatchState>> watchers_ KT_GUARDED_BY(watch_mu_);
-  std::uint64_t wake_seq_ KT_GUARDED_BY(watch_mu_) = 0;
+  // Bumped (under watch_mu_) by every write; read without the lock by the watch thread's spin.
+  std::atomic<std::uint64_t> wake_seq_{0};
   bool shutdown_ KT_GUARDED_BY(watch_mu_) = false;
   bool started_ KT_GUARDED_BY(watch_mu_) = false;
   std::thread::id watch_thread_id_ KT_GUARDED_BY(watch_mu_);

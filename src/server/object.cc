@@ -28,6 +28,22 @@ const api::ObjectMeta* TypedObject::meta() const {
       view_);
 }
 
+bool TypedObject::SetResourceVersion(store::Revision revision) {
+  return std::visit(
+      [revision](auto& v) -> bool {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+          return false;
+        } else {
+          if (v.use_count() != 1) return false;
+          // Unshared: this is the only reference, so the view may still change.
+          using T = typename std::decay_t<decltype(v)>::element_type;
+          const_cast<std::remove_const_t<T>&>(*v).meta.resource_version = std::to_string(revision);
+          return true;
+        }
+      },
+      view_);
+}
+
 const api::ObjectMeta& StoredObject::meta() const {
   static const api::ObjectMeta* empty = new api::ObjectMeta();
   const api::ObjectMeta* m = typed.meta();
@@ -262,6 +278,22 @@ Result<ObjectPtr> MakeStoredObject(const ResourceInfo& info, std::string key,
   if (scratch.capacity() > (64 << 10)) std::string().swap(scratch);
   if (!typed) return Err(typed.error());
   obj->typed = std::move(*typed);
+  return ObjectPtr(std::move(obj));
+}
+
+Result<ObjectPtr> MakeStoredObjectWithView(const ResourceInfo& info, std::string key,
+                                           const store::Bytes& stored, store::Revision revision,
+                                           store::Revision create_revision, TypedObject typed) {
+  if (typed.empty() || !stored || !HasResourceVersion(*stored, revision)) {
+    return MakeStoredObject(info, std::move(key), stored, revision, create_revision);
+  }
+  auto obj = std::make_shared<StoredObject>();
+  obj->resource = info.resource;
+  obj->json = stored;
+  obj->revision = revision;
+  obj->create_revision = create_revision;
+  obj->key = std::move(key);
+  obj->typed = std::move(typed);
   return ObjectPtr(std::move(obj));
 }
 

@@ -51,6 +51,9 @@ class TypedObject {
   bool empty() const { return view_.index() == 0; }
   // The object's metadata; nullptr when empty.
   const api::ObjectMeta* meta() const;
+  // Sets metadata.resourceVersion of a view that nothing else shares yet (a write's view before
+  // it is published); false, and nothing changed, if the view is empty or shared.
+  bool SetResourceVersion(store::Revision revision);
 
  private:
   template <class... T>
@@ -101,6 +104,13 @@ std::string EncodeForStorage(const rapidjson::Value& object);
 Result<ObjectPtr> MakeStoredObject(const ResourceInfo& info, std::string key,
                                    const store::Bytes& stored, store::Revision revision,
                                    store::Revision create_revision);
+
+// MakeStoredObject for stamped bytes whose typed view the writer decoded already (with its
+// resourceVersion set to `revision`): nothing is parsed. Falls back to MakeStoredObject when the
+// bytes are not stamped with `revision` or `typed` is empty.
+Result<ObjectPtr> MakeStoredObjectWithView(const ResourceInfo& info, std::string key,
+                                           const store::Bytes& stored, store::Revision revision,
+                                           store::Revision create_revision, TypedObject typed);
 
 // Decodes the typed view of a resource's object.
 Result<TypedObject> DecodeTyped(Resource resource, const rapidjson::Value& object);

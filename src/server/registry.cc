@@ -419,6 +419,13 @@ void Registry::Sync(Resource r, std::function<void()> fn) {
                          std::move(fn));
 }
 
+void Registry::SyncAll(std::initializer_list<Resource> resources, std::function<void()> fn) {
+  for (auto it = std::rbegin(resources); it != std::rend(resources); ++it) {
+    fn = [this, r = *it, fn = std::move(fn)]() mutable { Sync(r, std::move(fn)); };
+  }
+  fn();
+}
+
 void Registry::NoteWrite(Resource r, store::Revision revision) {
   std::atomic<store::Revision>& last = last_write_[static_cast<size_t>(r)];
   store::Revision seen = last.load(std::memory_order_relaxed);
@@ -442,95 +449,121 @@ ApiResult<void> Registry::CheckNamespace(const ResourceInfo& info, std::string_v
 void Registry::Create(const ResourceInfo& info, std::string namespace_, Document body,
                       WriteOptions options, WriteCallback done) {
   auto shared = std::make_shared<Document>(std::move(body));
-  Sync(Resource::kNamespaces, [this, &info, ns = std::move(namespace_), shared, options,
-                               done = std::move(done)]() mutable {
-    Document& doc = *shared;
-    Alloc& alloc = doc.GetAllocator();
-    if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
-    if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
-    Value& meta = doc["metadata"];
-    if (StringMember(meta, "name").empty()) {
-      std::string_view generate = StringMember(meta, "generateName");
-      if (!generate.empty()) {
-        SetString(meta, "name", std::string(generate) + NameSuffix(), alloc);
-      }
-    }
-    if (auto r = CheckNamespace(info, ns, StringMember(meta, "name")); !r) {
-      return done(ApiErr(r.error()));
-    }
-    // What every create sets (upstream BeforeCreate and the strategies' PrepareForCreate).
-    RemoveMember(meta, "resourceVersion");
-    RemoveMember(meta, "deletionTimestamp");
-    RemoveMember(meta, "deletionGracePeriodSeconds");
-    RemoveMember(meta, "managedFields");
-    SetString(meta, "uid", NewUid(), alloc);
-    SetString(meta, "creationTimestamp", NowRfc3339(), alloc);
-    SetMember(meta, "generation", Value(int64_t{1}), alloc);
-    switch (info.resource) {
-      case Resource::kPods: {
-        // Defaults and admission (upstream SetDefaults_Pod, the Priority plugin).
-        EnsureObject(doc, "spec", alloc);
-        api::SetPodDefaults(doc);
-        if (Status a = admission::AdmitPodPriorityOnCreate(doc, PriorityClassLister()); !a.ok()) {
-          return done(ApiErr(
-              NewForbidden(info.group, info.plural, StringMember(meta, "name"), a.message())));
+  // Admission reads the namespace and, for pods and priority classes, the priority classes:
+  // both as of every write acknowledged before this create.
+  const bool reads_priority_classes =
+      info.resource == Resource::kPods || info.resource == Resource::kPriorityClasses;
+  SyncAll(
+      {Resource::kNamespaces,
+       reads_priority_classes ? Resource::kPriorityClasses : Resource::kNamespaces},
+      [this, &info, ns = std::move(namespace_), shared, options, done = std::move(done)]() mutable {
+        Document& doc = *shared;
+        Alloc& alloc = doc.GetAllocator();
+        if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
+        if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
+        Value& meta = doc["metadata"];
+        if (StringMember(meta, "name").empty()) {
+          std::string_view generate = StringMember(meta, "generateName");
+          if (!generate.empty()) {
+            SetString(meta, "name", std::string(generate) + NameSuffix(), alloc);
+          }
         }
-        Value status(rapidjson::kObjectType);
-        status.AddMember("phase", "Pending", alloc);
-        // A gated pod says so from the start (upstream applySchedulingGatedCondition).
-        auto gates = doc["spec"].FindMember("schedulingGates");
-        if (gates != doc["spec"].MemberEnd() && gates->value.IsArray() && !gates->value.Empty()) {
-          Value conditions(rapidjson::kArrayType);
-          Value c(rapidjson::kObjectType);
-          c.AddMember("type", "PodScheduled", alloc);
-          c.AddMember("status", "False", alloc);
-          c.AddMember("lastProbeTime", Value(rapidjson::kNullType), alloc);
-          c.AddMember("lastTransitionTime", Value(NowRfc3339().c_str(), alloc), alloc);
-          c.AddMember("reason", "SchedulingGated", alloc);
-          c.AddMember("message", "Scheduling is blocked due to non-empty scheduling gates", alloc);
-          conditions.PushBack(std::move(c), alloc);
-          status.AddMember("conditions", std::move(conditions), alloc);
+        if (auto r = CheckNamespace(info, ns, StringMember(meta, "name")); !r) {
+          return done(ApiErr(r.error()));
         }
-        std::string_view qos = QosClass(doc);
-        status.AddMember("qosClass",
-                         Value(qos.data(), static_cast<rapidjson::SizeType>(qos.size())), alloc);
-        SetMember(doc, "status", std::move(status), alloc);
-        break;
-      }
-      case Resource::kNamespaces: {
-        Value& spec = EnsureObject(doc, "spec", alloc);
-        Value finalizers(rapidjson::kArrayType);
-        finalizers.PushBack("kubernetes", alloc);
-        SetMember(spec, "finalizers", std::move(finalizers), alloc);
-        Value& status = EnsureObject(doc, "status", alloc);
-        SetString(status, "phase", "Active", alloc);
-        break;
-      }
-      case Resource::kDaemonSets:
-        SetMember(doc, "status", Value(rapidjson::kObjectType), alloc);
-        break;
-      default:
-        break;
-    }
-    Result<TypedObject> typed = DecodeTyped(info.resource, doc);
-    if (!typed)
-      return done(ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
-                                         std::string(info.version) + "\" cannot be handled as a " +
-                                         std::string(info.kind) + ": " + typed.error().message())));
-    FieldErrorList errs = Validate(info, doc, *typed, nullptr, nullptr, options_.gates);
-    const std::string name(StringMember(meta, "name"));
-    if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
-    if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
-      if (Status a = admission::ValidatePriorityClassDefault(*pc, true, PriorityClassLister());
-          !a.ok()) {
-        return done(ApiErr(NewForbidden(info.group, info.plural, name, a.message())));
-      }
-    }
-    Write(info, nullptr, std::move(doc), options, std::move(done));
-  });
+        // What every create sets (upstream BeforeCreate and the strategies' PrepareForCreate).
+        RemoveMember(meta, "resourceVersion");
+        RemoveMember(meta, "deletionTimestamp");
+        RemoveMember(meta, "deletionGracePeriodSeconds");
+        RemoveMember(meta, "managedFields");
+        SetString(meta, "uid", NewUid(), alloc);
+        SetString(meta, "creationTimestamp", NowRfc3339(), alloc);
+        SetMember(meta, "generation", Value(int64_t{1}), alloc);
+        switch (info.resource) {
+          case Resource::kPods: {
+            // Defaults and admission (upstream SetDefaults_Pod, the Priority plugin).
+            EnsureObject(doc, "spec", alloc);
+            api::SetPodDefaults(doc);
+            if (Status a = admission::AdmitPodPriorityOnCreate(doc, PriorityClassLister());
+                !a.ok()) {
+              return done(ApiErr(
+                  NewForbidden(info.group, info.plural, StringMember(meta, "name"), a.message())));
+            }
+            Value status(rapidjson::kObjectType);
+            status.AddMember("phase", "Pending", alloc);
+            // A gated pod says so from the start (upstream applySchedulingGatedCondition).
+            auto gates = doc["spec"].FindMember("schedulingGates");
+            if (gates != doc["spec"].MemberEnd() && gates->value.IsArray() &&
+                !gates->value.Empty()) {
+              Value conditions(rapidjson::kArrayType);
+              Value c(rapidjson::kObjectType);
+              c.AddMember("type", "PodScheduled", alloc);
+              c.AddMember("status", "False", alloc);
+              c.AddMember("lastProbeTime", Value(rapidjson::kNullType), alloc);
+              c.AddMember("lastTransitionTime", Value(NowRfc3339().c_str(), alloc), alloc);
+              c.AddMember("reason", "SchedulingGated", alloc);
+              c.AddMember("message", "Scheduling is blocked due to non-empty scheduling gates",
+                          alloc);
+              conditions.PushBack(std::move(c), alloc);
+              status.AddMember("conditions", std::move(conditions), alloc);
+            }
+            std::string_view qos = QosClass(doc);
+            status.AddMember(
+                "qosClass", Value(qos.data(), static_cast<rapidjson::SizeType>(qos.size())), alloc);
+            SetMember(doc, "status", std::move(status), alloc);
+            break;
+          }
+          case Resource::kNamespaces: {
+            Value& spec = EnsureObject(doc, "spec", alloc);
+            Value finalizers(rapidjson::kArrayType);
+            finalizers.PushBack("kubernetes", alloc);
+            SetMember(spec, "finalizers", std::move(finalizers), alloc);
+            Value& status = EnsureObject(doc, "status", alloc);
+            SetString(status, "phase", "Active", alloc);
+            break;
+          }
+          case Resource::kDaemonSets:
+            SetMember(doc, "status", Value(rapidjson::kObjectType), alloc);
+            break;
+          default:
+            break;
+        }
+        Result<TypedObject> typed = DecodeTyped(info.resource, doc);
+        if (!typed)
+          return done(
+              ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
+                                     std::string(info.version) + "\" cannot be handled as a " +
+                                     std::string(info.kind) + ": " + typed.error().message())));
+        FieldErrorList errs = Validate(info, doc, *typed, nullptr, nullptr, options_.gates);
+        const std::string name(StringMember(meta, "name"));
+        if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
+        if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
+          if (Status a = admission::ValidatePriorityClassDefault(*pc, true, PriorityClassLister());
+              !a.ok()) {
+            return done(ApiErr(NewForbidden(info.group, info.plural, name, a.message())));
+          }
+        }
+        Write(info, nullptr, std::move(doc), std::move(*typed), options, std::move(done));
+      });
 }
 
-void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
+namespace {
+
+// The registry's ValueStamp: stamps the resourceVersion into the value and hands the write's
+// typed view (if any) to the watch cache with it.
+store::ValueStamp PrepareStamp(WatchCache* cache, TypedObject typed) {
+  if (typed.empty()) return StampResourceVersion;
+  return [cache, typed = std::move(typed)](store::Revision revision,
+                                           const store::Bytes& value) mutable {
+    store::Bytes stamped = StampResourceVersion(revision, value);
+    if (typed.SetResourceVersion(revision)) cache->Prepare(revision, stamped, std::move(typed));
+    return stamped;
+  };
+}
+
+}  // namespace
+
+void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next, TypedObject typed,
                      WriteOptions options, WriteCallback done) {
   const std::string name(StringMember(next["metadata"], "name"));
   const std::string namespace_(StringMember(next["metadata"], "namespace"));
@@ -557,7 +590,7 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
                                .key = ObjectKey(info, namespace_, name),
                                .value = store::MakeBytes(std::move(stored)),
                                .expected_mod_revision = current ? current->revision : 0,
-                               .stamp = StampResourceVersion},
+                               .stamp = PrepareStamp(&cache(info.resource), std::move(typed))},
                 std::move(on_done));
 }
 
@@ -653,7 +686,7 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
       return done(ApiErr(NewForbidden(info.group, info.plural, name, a.message())));
     }
   }
-  Write(info, std::move(current), std::move(next), options, std::move(done));
+  Write(info, std::move(current), std::move(next), std::move(*typed), options, std::move(done));
 }
 
 void Registry::Patch(const ResourceInfo& info, std::string namespace_, std::string name,
@@ -845,59 +878,79 @@ void Registry::DeleteNamespaceContents(std::string namespace_, std::function<voi
 
 void Registry::Bind(std::string namespace_, std::string name, Document binding,
                     WriteOptions options, std::function<void(ApiResult<void>)> done) {
+  BindAttempt(std::move(namespace_), std::move(name),
+              std::make_shared<const Document>(std::move(binding)), options, false,
+              std::move(done));
+}
+
+void Registry::BindAttempt(std::string namespace_, std::string name,
+                           std::shared_ptr<const Document> shared, WriteOptions options,
+                           bool synced, std::function<void(ApiResult<void>)> done) {
   const ResourceInfo& info = Info(Resource::kPods);
-  auto shared = std::make_shared<Document>(std::move(binding));
-  Sync(Resource::kPods, [this, &info, ns = std::move(namespace_), name = std::move(name), shared,
-                         options, done = std::move(done)]() mutable {
-    const Document& b = *shared;
-    std::string_view target;
-    if (b.IsObject()) {
-      auto t = b.FindMember("target");
-      if (t != b.MemberEnd()) target = StringMember(t->value, "name");
+  // Read from a cache that may lag: a refusal is final only once the cache has caught up.
+  auto refuse = [&](ApiError error) {
+    if (synced) return done(ApiErr(std::move(error)));
+    BindOnceSynced(std::move(namespace_), std::move(name), shared, options, std::move(done));
+  };
+  const Document& b = *shared;
+  std::string_view target;
+  if (b.IsObject()) {
+    auto t = b.FindMember("target");
+    if (t != b.MemberEnd()) target = StringMember(t->value, "name");
+  }
+  if (target.empty()) {
+    return done(ApiErr(InvalidError(info, name, {FieldError::Required("target.name")})));
+  }
+  ObjectPtr current = cache(Resource::kPods).Get(namespace_, name);
+  if (!current) return refuse(NotFoundError(info, name));
+  const api::Pod* pod = current->As<api::Pod>();
+  ResourceInfo binding_info = info;
+  binding_info.plural = "pods/binding";
+  if (current->meta().deletion_timestamp) {
+    return refuse(ConflictError(binding_info, name,
+                                "pod " + name + " is being deleted, cannot be assigned to a host"));
+  }
+  // The binding names the pod's UID: a pod re-created under the same name is not bound.
+  if (b.IsObject()) {
+    auto bm = b.FindMember("metadata");
+    std::string_view uid = bm != b.MemberEnd() ? StringMember(bm->value, "uid") : "";
+    if (!uid.empty() && uid != current->meta().uid) {
+      return refuse(ConflictError(binding_info, name,
+                                  "Precondition failed: UID in precondition: " + std::string(uid) +
+                                      ", UID in object meta: " + current->meta().uid));
     }
-    if (target.empty()) {
-      return done(
-          ApiErr(InvalidError(Info(Resource::kPods), name, {FieldError::Required("target.name")})));
-    }
-    ObjectPtr current = cache(Resource::kPods).Get(ns, name);
-    if (!current) return done(ApiErr(NotFoundError(info, name)));
-    const api::Pod* pod = current->As<api::Pod>();
-    ResourceInfo binding_info = info;
-    binding_info.plural = "pods/binding";
-    if (current->meta().deletion_timestamp) {
-      return done(ApiErr(ConflictError(
-          binding_info, name, "pod " + name + " is being deleted, cannot be assigned to a host")));
-    }
-    // The binding names the pod's UID: a pod re-created under the same name is not bound.
-    if (b.IsObject()) {
-      auto bm = b.FindMember("metadata");
-      std::string_view uid = bm != b.MemberEnd() ? StringMember(bm->value, "uid") : "";
-      if (!uid.empty() && uid != current->meta().uid) {
-        return done(
-            ApiErr(ConflictError(binding_info, name,
-                                 "Precondition failed: UID in precondition: " + std::string(uid) +
-                                     ", UID in object meta: " + current->meta().uid)));
-      }
-    }
-    if (pod && !pod->spec.node_name.empty()) {
-      return done(ApiErr(ConflictError(
-          binding_info, name,
-          "pod " + name + " is already assigned to node \"" + pod->spec.node_name + "\"")));
-    }
-    Result<Document> doc = ParseCurrent(*current);
-    if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
-    (void)api::SetNodeName(*doc, target);
-    api::Condition scheduled;
-    scheduled.type = "PodScheduled";
-    scheduled.status = "True";
-    scheduled.last_transition_time = NowRfc3339();
-    (void)api::SetPodCondition(*doc, scheduled);
-    RemoveMember((*doc)["metadata"], "resourceVersion");
-    Write(info, current, std::move(*doc), options,
-          [done = std::move(done)](ApiResult<store::Bytes> r) {
-            if (!r) return done(ApiErr(r.error()));
-            done({});
-          });
+  }
+  if (pod && !pod->spec.node_name.empty()) {
+    return refuse(ConflictError(
+        binding_info, name,
+        "pod " + name + " is already assigned to node \"" + pod->spec.node_name + "\""));
+  }
+  Result<Document> doc = ParseCurrent(*current);
+  if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
+  (void)api::SetNodeName(*doc, target);
+  api::Condition scheduled;
+  scheduled.type = "PodScheduled";
+  scheduled.status = "True";
+  scheduled.last_transition_time = NowRfc3339();
+  (void)api::SetPodCondition(*doc, scheduled);
+  RemoveMember((*doc)["metadata"], "resourceVersion");
+  Result<TypedObject> typed = DecodeTyped(info.resource, *doc);
+  Write(info, current, std::move(*doc), typed ? std::move(*typed) : TypedObject(), options,
+        [this, ns = namespace_, name, shared, options, synced,
+         done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+          if (r) return done({});
+          // Lost to a newer version than the cache showed: read again once it has it.
+          if (synced || r.error().reason != "Conflict") return done(ApiErr(r.error()));
+          BindOnceSynced(std::move(ns), std::move(name), shared, options, std::move(done));
+        });
+}
+
+void Registry::BindOnceSynced(std::string namespace_, std::string name,
+                              std::shared_ptr<const Document> binding, WriteOptions options,
+                              std::function<void(ApiResult<void>)> done) {
+  Sync(Resource::kPods, [this, ns = std::move(namespace_), name = std::move(name), binding, options,
+                         done = std::move(done)]() mutable {
+    BindAttempt(std::move(ns), std::move(name), binding, options, true, std::move(done));
   });
 }
 

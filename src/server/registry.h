@@ -18,6 +18,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,8 @@ class Registry {
   // Runs `fn` once the resource's cache holds every write to that resource acknowledged before
   // this call (read-your-writes). Writes to other resources are not waited for.
   void Sync(Resource r, std::function<void()> fn);
+  // Sync for each resource in turn, then `fn`.
+  void SyncAll(std::initializer_list<Resource> resources, std::function<void()> fn);
 
   void Create(const ResourceInfo& info, std::string namespace_, rapidjson::Document body,
               WriteOptions options, WriteCallback done);
@@ -91,7 +94,9 @@ class Registry {
   // Answers with the object's last state.
   void Delete(const ResourceInfo& info, std::string namespace_, std::string name,
               DeleteOptions options, WriteCallback done);
-  // pods/binding: sets spec.nodeName once (409 if already bound).
+  // pods/binding: sets spec.nodeName once (409 if already bound). Reads the cache as it is and
+  // writes conditionally on what it read; only when that finds no pod or loses to a newer
+  // version does it wait for the cache to catch up and try again (upstream GuaranteedUpdate).
   void Bind(std::string namespace_, std::string name, rapidjson::Document binding,
             WriteOptions options, std::function<void(ApiResult<void>)> done);
   // pods/eviction (policy/v1 Eviction): deletes the pod.
@@ -100,8 +105,17 @@ class Registry {
 
  private:
   struct Prepared;
+  // Stores `next`; `typed` (optional) is its decoded view, which the watch cache then takes
+  // instead of decoding the stored bytes again.
+  void BindAttempt(std::string namespace_, std::string name,
+                   std::shared_ptr<const rapidjson::Document> binding, WriteOptions options,
+                   bool synced, std::function<void(ApiResult<void>)> done);
+  // BindAttempt again once the pods cache has every write acknowledged so far.
+  void BindOnceSynced(std::string namespace_, std::string name,
+                      std::shared_ptr<const rapidjson::Document> binding, WriteOptions options,
+                      std::function<void(ApiResult<void>)> done);
   void Write(const ResourceInfo& info, ObjectPtr current, rapidjson::Document next,
-             WriteOptions options, WriteCallback done);
+             TypedObject typed, WriteOptions options, WriteCallback done);
   // `old` is `current` parsed.
   void UpdateFrom(const ResourceInfo& info, ObjectPtr current, const rapidjson::Document& old,
                   Subresource sub, rapidjson::Document body, WriteOptions options,

@@ -126,11 +126,17 @@ Status WatchCache::Start() {
       store_->Watch(request, [this](store::WatchResponse r) { OnStoreResponse(std::move(r)); });
   if (!watch) return watch.error();
   store_watch_ = std::move(*watch);
+  following_.store(true);
   return Status::Ok();
 }
 
 void WatchCache::Stop() {
   store_watch_.reset();  // no callback runs after this
+  following_.store(false);
+  {
+    std::lock_guard<std::mutex> lock(prepared_mu_);
+    prepared_.clear();
+  }
   std::vector<Watcher> watchers;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -186,7 +192,8 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
     return;
   }
   Result<ObjectPtr> obj =
-      MakeStoredObject(info_, e.key, e.value, e.mod_revision, e.create_revision);
+      MakeStoredObjectWithView(info_, e.key, e.value, e.mod_revision, e.create_revision,
+                               TakePrepared(e.mod_revision, e.value));
   if (!obj) {
     // Everything written went through validation; an undecodable value is a bug. Keep serving.
     std::fprintf(stderr, "watch cache %s: skipping undecodable %s at revision %lld: %s\n",
@@ -207,6 +214,25 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
   IndexLocked(*obj, true);
   applied.push_back({prev ? WatchEventType::kModified : WatchEventType::kAdded, e.mod_revision,
                      std::move(*obj), std::move(prev), now});
+}
+
+void WatchCache::Prepare(store::Revision revision, const store::Bytes& value, TypedObject typed) {
+  if (!following_.load(std::memory_order_relaxed) || !value) return;
+  std::lock_guard<std::mutex> lock(prepared_mu_);
+  if (prepared_.size() >= kMaxPrepared) prepared_.pop_front();
+  prepared_.push_back(Prepared{revision, value.get(), std::move(typed)});
+}
+
+TypedObject WatchCache::TakePrepared(store::Revision revision, const store::Bytes& value) {
+  std::lock_guard<std::mutex> lock(prepared_mu_);
+  while (!prepared_.empty() && prepared_.front().revision < revision) prepared_.pop_front();
+  if (prepared_.empty() || prepared_.front().revision != revision ||
+      prepared_.front().value != value.get()) {
+    return TypedObject();
+  }
+  TypedObject typed = std::move(prepared_.front().typed);
+  prepared_.pop_front();
+  return typed;
 }
 
 bool WatchCache::Deliver(const Event& e, Watcher& w) {

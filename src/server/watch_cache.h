@@ -17,6 +17,7 @@
 // they must only queue work and must not call back into the cache.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -90,6 +91,13 @@ class WatchCache {
 
   ObjectPtr Get(std::string_view namespace_, std::string_view name) const;
 
+  // Hands over the typed view of a write the store is about to make visible at `revision` with
+  // the stored bytes `value` (the registry's ValueStamp calls it, on the store's committer, in
+  // revision order), so that the cache takes the view instead of decoding the bytes again. The
+  // view must already carry `revision` as its resourceVersion. A view whose write never shows
+  // up (its commit failed) is dropped once a later revision is applied.
+  void Prepare(store::Revision revision, const store::Bytes& value, TypedObject typed);
+
   struct ListResult {
     std::vector<ObjectPtr> items;  // in key order
     store::Revision revision = 0;
@@ -131,6 +139,14 @@ class WatchCache {
   };
   class Handle;
 
+  struct Prepared {
+    store::Revision revision;
+    const std::string* value;  // identifies the stored buffer
+    TypedObject typed;
+  };
+  // The view Prepare handed over for this write, or an empty one.
+  TypedObject TakePrepared(store::Revision revision, const store::Bytes& value);
+
   void OnStoreResponse(store::WatchResponse response);
   void ApplyLocked(const store::Event& e, std::vector<Event>& applied);
   void IndexLocked(const ObjectPtr& object, bool add);
@@ -162,6 +178,13 @@ class WatchCache {
   bool stopped_ = false;                                           // guarded by mu_
 
   std::unique_ptr<store::Watcher> store_watch_;
+
+  // Views handed over by Prepare, in revision order. A lock of its own: the committer adds
+  // while the watch thread applies.
+  static constexpr size_t kMaxPrepared = 65'536;
+  std::mutex prepared_mu_;
+  std::deque<Prepared> prepared_;  // guarded by prepared_mu_
+  std::atomic<bool> following_{false};
 };
 
 }  // namespace kt::server

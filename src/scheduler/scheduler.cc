@@ -3,6 +3,7 @@
 #include <rapidjson/writer.h>
 
 #include "api/string_output.h"
+#include "core/spin.h"
 #include "core/thread_name.h"
 #include "core/time.h"
 #include "scheduler/algorithm.h"
@@ -316,14 +317,34 @@ bool Scheduler::ScheduleOne() {
     undo(s);
     return true;
   }
-  if (Status s = fw->RunPreBindPlugins(*pod, host); !s.IsSuccess()) {
-    OnBindDone(qp, host, s);
-    return true;
-  }
-  fw->RunBindPlugins(pod, host, [this, qp, host](Status s) {
-    Post([this, qp, host, s] { OnBindDone(qp, host, s); });
-  });
+  RunBindingCycle(qp, host);
   return true;
+}
+
+void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& host) {
+  OffThread([this, qp, host] {
+    Framework* fw = qp->framework;
+    if (Status s = fw->RunPreBindPlugins(*qp->pod, host); !s.IsSuccess()) {
+      Post([this, qp, host, s] { OnBindDone(qp, host, s); });
+      return;
+    }
+    fw->RunBindPlugins(qp->pod, host, [this, qp, host](Status s) {
+      // The completion may run on a store or HTTP thread: the event is written from ours.
+      OffThread([this, qp, host, s] {
+        if (s.IsSuccess()) {
+          if (client::EventRecorder* r = RecorderFor(qp->framework)) {
+            const PodInfo& pod = *qp->pod;
+            std::string note = "Successfully assigned ";
+            note.append(pod.namespace_()).append("/").append(pod.name()).append(" to ");
+            note.append(host);
+            r->Eventf(client::RefOf(*pod.object), nullptr, client::kEventTypeNormal, "Scheduled",
+                      "Binding", std::move(note));
+          }
+        }
+        Post([this, qp, host, s] { OnBindDone(qp, host, s); });
+      });
+    });
+  });
 }
 
 void Scheduler::OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, Status status) {
@@ -331,11 +352,6 @@ void Scheduler::OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, 
   cache_.FinishBinding(pod->uid());
   if (status.IsSuccess()) {
     scheduled_.fetch_add(1, std::memory_order_relaxed);
-    if (client::EventRecorder* r = RecorderFor(qp->framework)) {
-      r->Eventf(client::RefOf(*pod->object), nullptr, client::kEventTypeNormal, "Scheduled",
-                "Binding",
-                "Successfully assigned " + pod->namespace_() + "/" + pod->name() + " to " + host);
-    }
     return;
   }
   qp->framework->RunReservePluginsUnreserve(*pod, host);
@@ -365,11 +381,15 @@ void Scheduler::HandleFailure(QueuedPodInfoPtr qp, const Status& status, const D
     queue_->AddUnschedulableIfNotPresent(qp);
     queue_->AddNominatedPod(qp->pod, nominating);
   }
-  if (client::EventRecorder* r = RecorderFor(qp->framework)) {
-    r->Eventf(client::RefOf(*pod->object), nullptr, client::kEventTypeWarning, "FailedScheduling",
-              "Scheduling", TruncateMessage(message));
-  }
-  if (live != nullptr && !Assigned(*live)) UpdatePodStatus(current, reason, message, nominating);
+  const bool update = live != nullptr && !Assigned(*live);
+  OffThread([this, pod, current, update, reason, message, nominating,
+             recorder = RecorderFor(qp->framework)] {
+    if (recorder != nullptr) {
+      recorder->Eventf(client::RefOf(*pod->object), nullptr, client::kEventTypeWarning,
+                       "FailedScheduling", "Scheduling", TruncateMessage(message));
+    }
+    if (update) UpdatePodStatus(current, reason, message, nominating);
+  });
 }
 
 void Scheduler::UpdatePodStatus(const ObjectPtr& obj, const std::string& reason,
@@ -432,6 +452,41 @@ void Scheduler::UpdatePodStatus(const ObjectPtr& obj, const std::string& reason,
 
 // --- Threading --------------------------------------------------------------------------------
 
+void Scheduler::OffThread(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    if (api_running_) {
+      if (api_stopping_) return;
+      const bool wake = api_queue_.empty();
+      api_queue_.push_back(std::move(fn));
+      api_seq_.fetch_add(1, std::memory_order_release);
+      if (wake) api_cv_.notify_one();
+      return;
+    }
+  }
+  fn();
+}
+
+void Scheduler::ApiLoop() {
+  std::vector<std::function<void()>> batch;
+  for (;;) {
+    const uint64_t seen = api_seq_.load(std::memory_order_acquire);
+    {
+      std::unique_lock<std::mutex> lock(api_mu_);
+      if (api_queue_.empty() && !api_stopping_) {
+        lock.unlock();
+        core::SpinUntil([&] { return api_seq_.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+      }
+      api_cv_.wait(lock, [&] { return api_stopping_ || !api_queue_.empty(); });
+      if (api_queue_.empty()) return;  // stopping, and everything queued is done
+      batch.swap(api_queue_);
+    }
+    for (auto& fn : batch) fn();
+    batch.clear();
+  }
+}
+
 void Scheduler::Post(std::function<void()> fn) {
   bool wake;
   {
@@ -439,6 +494,7 @@ void Scheduler::Post(std::function<void()> fn) {
     if (stopping_) return;
     wake = inbox_.empty() && !woken_;  // otherwise the thread drains before it waits again
     inbox_.push_back(std::move(fn));
+    inbox_seq_.fetch_add(1, std::memory_order_release);
   }
   if (wake) inbox_cv_.notify_one();
 }
@@ -448,6 +504,7 @@ void Scheduler::Wake() {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     if (woken_) return;
     woken_ = true;
+    inbox_seq_.fetch_add(1, std::memory_order_release);
   }
   inbox_cv_.notify_one();
 }
@@ -513,6 +570,14 @@ void Scheduler::ScheduleFlushes() {
 }
 
 void Scheduler::Start() {
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    api_running_ = true;
+  }
+  api_thread_ = std::thread([this] {
+    core::NameThisThread("kt-sched-api");
+    ApiLoop();
+  });
   Post([this] { ScheduleFlushes(); });
   thread_ = std::thread([this] {
     core::NameThisThread("kt-scheduler");
@@ -527,7 +592,12 @@ void Scheduler::Loop() {
       std::lock_guard<std::mutex> lock(inbox_mu_);
       if (stopping_) return;
     }
+    const uint64_t seen = inbox_seq_.load(std::memory_order_acquire);
     if (ScheduleOne()) continue;
+    // Idle: more work usually comes within microseconds under load (core/spin.h).
+    if (core::SpinUntil([&] { return inbox_seq_.load(std::memory_order_acquire) != seen; })) {
+      continue;
+    }
     std::unique_lock<std::mutex> lock(inbox_mu_);
     inbox_cv_.wait(lock, [&] { return stopping_ || woken_ || !inbox_.empty(); });
     if (stopping_) return;
@@ -546,6 +616,13 @@ void Scheduler::Stop() {
   }
   inbox_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // The writes already queued are made (each is bounded by its client); new ones are dropped.
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    api_stopping_ = true;
+  }
+  api_cv_.notify_all();
+  if (api_thread_.joinable()) api_thread_.join();
   options_.clock->Cancel(backoff_timer_);
   options_.clock->Cancel(leftover_timer_);
 }

@@ -3,9 +3,15 @@
 //
 //   Informer events ──Post──▶ inbox ──▶ scheduler thread: cache + queue updates, then ScheduleOne
 //   ScheduleOne: pop → SchedulePod (algorithm.h) → assume in the cache → Reserve, Permit
-//                → bind asynchronously (pods/binding) → on completion: event, or forget and retry
-//   failures: PostFilter (preemption) → FailedScheduling event, PodScheduled=False condition
-//             (only when it changed) and nominatedNodeName through pods/status → back to the queue
+//                → binding cycle on the API thread: PreBind, Bind (pods/binding), Scheduled event
+//                → back on the scheduler thread: binding finished, or forget and retry
+//   failures: PostFilter (preemption) → back to the queue; on the API thread: FailedScheduling
+//             event, PodScheduled=False condition (only when it changed) and nominatedNodeName
+//             through pods/status
+//
+// The API thread ("kt-sched-api") makes the scheduler's writes in order, so the scheduler thread
+// never waits on one (upstream binds in a goroutine per pod). Without Start (RunUntilIdle) they
+// run inline, so a test sees them at once.
 //
 // Everything the scheduler owns (cache, queue, plugins' per-cycle state) is touched by one thread
 // only: informer handlers and binding completions post to an inbox that the scheduler thread
@@ -112,7 +118,12 @@ class Scheduler {
 
   // One pop-and-decide; false when there was nothing to schedule.
   bool ScheduleOne();
+  // PreBind and Bind on the API thread, then OnBindDone on this one.
+  void RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& host);
   void OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, Status status);
+  // Runs `fn` on the API thread (inline when the scheduler was not started).
+  void OffThread(std::function<void()> fn);
+  void ApiLoop();
   void HandleFailure(QueuedPodInfoPtr qp, const Status& status, const Diagnosis* diagnosis,
                      const NominatingInfo& nominating);
   void UpdatePodStatus(const ObjectPtr& pod, const std::string& reason, const std::string& message,
@@ -136,7 +147,9 @@ class Scheduler {
   std::vector<std::function<void()>> inbox_;  // guarded by inbox_mu_
   bool stopping_ = false;                     // guarded by inbox_mu_
   bool woken_ = false;                        // guarded by inbox_mu_
-  std::vector<client::Informer*> pumped_;     // informers dispatched on the scheduler's thread
+  // Bumped by Post and Wake: what the idle scheduler thread watches before it sleeps.
+  std::atomic<uint64_t> inbox_seq_{0};
+  std::vector<client::Informer*> pumped_;  // informers dispatched on the scheduler's thread
 
   // Keeps timer callbacks from reaching a destroyed scheduler.
   struct Lifeline {
@@ -148,6 +161,16 @@ class Scheduler {
   client::TimerId leftover_timer_ = 0;
 
   std::thread thread_;
+
+  // The API thread's queue.
+  std::mutex api_mu_;
+  std::condition_variable api_cv_;
+  std::vector<std::function<void()>> api_queue_;  // guarded by api_mu_
+  bool api_running_ = false;                      // guarded by api_mu_
+  bool api_stopping_ = false;                     // guarded by api_mu_
+  std::atomic<uint64_t> api_seq_{0};              // bumped by OffThread
+  std::thread api_thread_;
+
   std::atomic<uint64_t> scheduled_{0};
   std::atomic<uint64_t> attempts_{0};
   std::atomic<uint64_t> failed_{0};

@@ -1,4 +1,6 @@
 // kubetaint: the command line. CLI11 is included here and nowhere else (it is slow to compile).
+#include <malloc.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -20,9 +22,21 @@ int Fail(const std::string& message) {
   return kExitBadInput;
 }
 
+// glibc hands memory freed at the top of a heap back to the kernel once 128 KiB are free, and
+// takes it back one page fault at a time: under a steady write load every thread's arena
+// shrinks and regrows all the time (end to end, 10-15 % of the scheduler's throughput on
+// 2 cores). Keep up to 64 MiB free per heap, grow heaps 16 MiB at a time, and serve blocks
+// below 4 MiB from the heaps rather than from mmap.
+void TuneMalloc() {
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  TuneMalloc();
   CLI::App app{
       "kubetaint: a Kubernetes-compatible control plane for taints, tolerations, scheduling and "
       "eviction"};

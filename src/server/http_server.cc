@@ -103,6 +103,8 @@ constexpr auto kWriteTimeout = std::chrono::seconds(60);
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
 constexpr uint32_t kMaxHeaderBytes = 1 << 20;
 constexpr size_t kScratchBytes = 4096;
+// The request read buffer's initial capacity.
+constexpr size_t kReadBufferBytes = 8192;
 // After the grace period, Stop waits this long for forced closes to run on the I/O threads
 // before it joins them and closes what is left itself.
 constexpr auto kForceCloseWait = std::chrono::milliseconds(500);
@@ -310,7 +312,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
       : core_(core),
         strand_(socket.get_executor()),
         stream_(std::move(socket)),
-        remote_(std::move(remote)) {}
+        remote_(std::move(remote)) {
+    // Beast reads at most the free capacity (512 bytes when empty): room for a whole typical
+    // request makes it one recv, not two.
+    buffer_.reserve(kReadBufferBytes);
+  }
 
   ~Connection() {
     // Every path ends in Close(); this only matters if one did not.

@@ -10,6 +10,8 @@
 //   api_load watch    --url URL --watchers 100 --events 20 --resource pods|nodes
 //   api_load create   --url URL --pods 15000 --conns 16 --runs 2     (extra create runs)
 //   api_load startup  --bin build/kubetaint --data-dir DIR --runs 3  (exec -> serving -> GET)
+//   api_load schedule --url URL --nodes 5000 --init-pods 1000 --pods 10000 --conns 16 --runs 3
+//                     [--workload basic|taints] [--create-only 1]  (pods created, then bound)
 //
 // Objects: namespaces ns-0..ns-9; nodes node-1..node-N (~1.3 KB each); pod i is ns-(i%10)/pod-i,
 // ~2.6 KB of realistic JSON (2 containers with resources, probes, env, volumes, 3 tolerations,
@@ -34,6 +36,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +51,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "sched_workload.h"
 
 namespace {
 
@@ -1057,15 +1062,222 @@ int CmdStartup(const Flags& f) {
   return 0;
 }
 
+// --- schedule ------------------------------------------------------------------------------------
+//
+// Upstream scheduler_perf's SchedulingBasic end to end: pods created over HTTP by this process
+// while the server's scheduler binds them. A watch on the namespace's pods records when each pod
+// is first seen with spec.nodeName; a pod's latency is from the start of its create request to
+// that moment, and throughput is the measured pods bound / (last binding - first create).
+// --create-only 1 measures the creates alone (for a server run with --disable-scheduler).
+
+// Reads a pod watch stream and records the first time each pod shows a node.
+class BindWatcher {
+ public:
+  bool Start(const Url& url, const std::string& path) {
+    if (!conn_.Connect(url)) return false;
+    if (conn_.StartStream(Request("GET", path)) != 200) return false;
+    thread_ = std::thread([this] { Run(); });
+    return true;
+  }
+  void Stop() {
+    stopping_ = true;
+    if (conn_.fd() >= 0) ::shutdown(conn_.fd(), SHUT_RDWR);
+    if (thread_.joinable()) thread_.join();
+  }
+  // Waits until `n` pods whose names start with `prefix` are bound, or until `deadline`.
+  size_t WaitFor(const std::string& prefix, size_t n, Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, deadline, [&] { return Count(prefix) >= n || ended_; });
+    return Count(prefix);
+  }
+  // When the pod was first seen bound.
+  bool BoundAt(const std::string& name, Clock::time_point* at) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = bound_.find(name);
+    if (it == bound_.end()) return false;
+    *at = it->second;
+    return true;
+  }
+
+ private:
+  size_t Count(const std::string& prefix) const {
+    auto it = counts_.find(prefix);
+    return it == counts_.end() ? 0 : it->second;
+  }
+  void Run() {
+    std::string raw = conn_.buffer();  // bytes read with the header
+    std::string lines;
+    char tmp[65536];
+    for (;;) {
+      // Chunked transfer encoding: "<hex size>\r\n<payload>\r\n".
+      for (;;) {
+        const size_t eol = raw.find("\r\n");
+        if (eol == std::string::npos) break;
+        const size_t size = std::strtoul(raw.substr(0, eol).c_str(), nullptr, 16);
+        if (raw.size() < eol + 2 + size + 2) break;
+        lines.append(raw, eol + 2, size);
+        raw.erase(0, eol + 2 + size + 2);
+      }
+      size_t nl;
+      while ((nl = lines.find('\n')) != std::string::npos) {
+        OnLine(std::string_view(lines).substr(0, nl));
+        lines.erase(0, nl + 1);
+      }
+      const ssize_t n = ::recv(conn_.fd(), tmp, sizeof(tmp), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      raw.append(tmp, static_cast<size_t>(n));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_ = true;
+    if (!stopping_) std::fprintf(stderr, "api_load: the pod watch ended early\n");
+    cv_.notify_all();
+  }
+  void OnLine(std::string_view line) {
+    const size_t node = line.find("\"nodeName\":\"");
+    if (node == std::string_view::npos) return;
+    const size_t meta = line.find("\"metadata\":{");
+    if (meta == std::string_view::npos) return;
+    const size_t key = line.find("\"name\":\"", meta);
+    if (key == std::string_view::npos) return;
+    const size_t from = key + 8;
+    const std::string name(line.substr(from, line.find('"', from) - from));
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!bound_.emplace(name, now).second) return;
+    ++counts_[name.substr(0, name.rfind('-') + 1)];  // "s1-init-" or "s1-"
+    cv_.notify_all();
+  }
+
+  HttpConn conn_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Clock::time_point> bound_;  // guarded by mu_
+  std::map<std::string, size_t> counts_;            // by name prefix; guarded by mu_
+  bool ended_ = false;                              // guarded by mu_
+};
+
+int CmdSchedule(const Flags& f) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const long nodes = f.Int("nodes", 5000);
+  const long init = f.Int("init-pods", 1000);
+  const long pods = f.Int("pods", 10000);
+  const int conns = static_cast<int>(f.Int("conns", 16));
+  const int runs = static_cast<int>(f.Int("runs", 3));
+  const bool taints = f.Get("workload", "basic") == "taints";
+  const bool create_only = f.Int("create-only", 0) != 0;
+  const std::string ns = f.Get("namespace", "sched");
+  const std::string tag = create_only ? "(sched, scheduler off)" : "(sched)";
+  EnsureNamespace(url, ns);
+  {
+    Op op;
+    op.make = [&](int, long k, std::string* req) {
+      thread_local std::mt19937 rng(7);
+      const int i = static_cast<int>(k) + 1;
+      *req = Request("POST", "/api/v1/nodes", "application/json",
+                     kt::bench::SchedNodeJson("snode-" + std::to_string(i), i, taints, rng));
+    };
+    op.ok = [](int s, const std::string&) { return s == 201 || s == 409; };
+    RunResult r = RunClosedLoop(url, conns, nodes, 0, op);
+    PrintRun(tag.c_str(), "node creates", conns, 1, r);
+    if (r.errors) Die("node creates failed");
+  }
+  auto create = [&](const std::string& prefix, long count, std::vector<Clock::time_point>* sent) {
+    sent->assign(static_cast<size_t>(count), Clock::time_point());
+    Op op;
+    op.make = [&](int, long k, std::string* req) {
+      thread_local std::mt19937 rng(11);
+      (*sent)[static_cast<size_t>(k)] = Clock::now();
+      *req = Request("POST", "/api/v1/namespaces/" + ns + "/pods", "application/json",
+                     kt::bench::SchedPodJson(prefix + std::to_string(k), ns, taints, rng));
+    };
+    op.ok = [](int s, const std::string&) { return s == 201; };
+    return RunClosedLoop(url, conns, count, 0, op);
+  };
+  std::vector<double> rates, p50s, p99s, create_rates;
+  for (int run = 1; run <= runs; ++run) {
+    const std::string run_prefix = "s" + std::to_string(run) + "-";
+    std::vector<Clock::time_point> sent;
+    if (create_only) {
+      RunResult r = create(run_prefix, pods, &sent);
+      PrintRun(tag.c_str(), "pod creates", conns, run, r);
+      create_rates.push_back(static_cast<double>(r.latency_us.size()) / r.seconds);
+      continue;
+    }
+    std::string body;
+    if (OneShot(url, Request("GET", "/api/v1/namespaces/" + ns + "/pods?limit=1"), &body) != 200) {
+      Die("listing pods failed: " + body.substr(0, 200));
+    }
+    BindWatcher watch;
+    if (!watch.Start(url, "/api/v1/namespaces/" + ns +
+                              "/pods?watch=true&resourceVersion=" + ResourceVersionOf(body))) {
+      Die("cannot watch pods");
+    }
+    const std::string init_prefix = run_prefix + "init-";
+    RunResult ri = create(init_prefix, init, &sent);
+    if (ri.errors) Die("initial pod creates failed: " + ri.first_error);
+    const size_t init_bound = watch.WaitFor(init_prefix, static_cast<size_t>(init),
+                                            Clock::now() + std::chrono::seconds(120));
+    if (!taints && init_bound < static_cast<size_t>(init)) {
+      Die("only " + std::to_string(init_bound) + " initial pods bound");
+    }
+    const auto start = Clock::now();
+    RunResult r = create(run_prefix, pods, &sent);
+    if (r.errors) Die("pod creates failed: " + r.first_error);
+    const double create_rate = static_cast<double>(r.latency_us.size()) / r.seconds;
+    // In the taint workload some pods fit no node: wait for the rest a bounded time.
+    watch.WaitFor(run_prefix, static_cast<size_t>(pods),
+                  Clock::now() + std::chrono::seconds(taints ? 10 : 120));
+    watch.Stop();
+    std::vector<double> lat;
+    Clock::time_point last = start;
+    for (long i = 0; i < pods; ++i) {
+      Clock::time_point at;
+      if (!watch.BoundAt(run_prefix + std::to_string(i), &at)) continue;
+      lat.push_back(Ms(at - sent[static_cast<size_t>(i)]));
+      last = std::max(last, at);
+    }
+    const double secs = std::chrono::duration<double>(last - start).count();
+    const double rate = static_cast<double>(lat.size()) / secs;
+    rates.push_back(rate);
+    p50s.push_back(Percentile(lat, 0.5));
+    p99s.push_back(Percentile(lat, 0.99));
+    create_rates.push_back(create_rate);
+    std::printf(
+        "%s run %d: %zu of %ld pods bound in %.2f s = %.0f pods/s (created at %.0f/s); "
+        "creation-to-binding p50 %.1f ms p99 %.1f ms\n",
+        tag.c_str(), run, lat.size(), pods, secs, rate, create_rate, p50s.back(), p99s.back());
+    std::fflush(stdout);
+  }
+  if (create_only) {
+    std::printf("%s pod creates: median of %d runs %.0f/s\n", tag.c_str(), runs,
+                Median(create_rates));
+  } else {
+    std::printf(
+        "%s %s workload, %ld nodes, %ld measured pods, %d connections: median of %d runs "
+        "%.0f pods/s (target >= 10000: %s), creation-to-binding p50 %.1f ms, p99 %.1f ms "
+        "(target <= 50 ms: %s); creates %.0f/s\n",
+        tag.c_str(), taints ? "taints" : "basic", nodes, pods, conns, runs, Median(rates),
+        Verdict(Median(rates), 10000, false).c_str(), Median(p50s), Median(p99s),
+        Verdict(Median(p99s), 50, true).c_str(), Median(create_rates));
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
 void Usage() {
   std::fprintf(
       stderr,
-      "usage: api_load populate|create|get|list|patch|watch|startup [--flag value]...\n"
+      "usage: api_load populate|create|get|list|patch|watch|startup|schedule [--flag value]...\n"
       "  common: --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 [--pid SERVER_PID]\n"
       "  populate: --conns 16 --segments 10        create: --pods 15000 --runs 2\n"
       "  get|list|patch: --conns 1,16 --seconds 4 --runs 3\n"
       "  watch: --watchers 100 --events 20 --resource pods|nodes\n"
-      "  startup: --bin build/kubetaint --data-dir DIR --runs 3\n");
+      "  startup: --bin build/kubetaint --data-dir DIR --runs 3\n"
+      "  schedule: --nodes 5000 --init-pods 1000 --pods 10000 --conns 16 --runs 3\n"
+      "            [--workload basic|taints] [--create-only 1]\n");
 }
 
 }  // namespace
@@ -1094,6 +1306,7 @@ int main(int argc, char** argv) {
   if (cmd == "patch") return CmdPatch(f);
   if (cmd == "watch") return CmdWatch(f);
   if (cmd == "startup") return CmdStartup(f);
+  if (cmd == "schedule") return CmdSchedule(f);
   Usage();
   return 2;
 }

@@ -18,10 +18,8 @@
 // heap the scheduler's cache and informers take for them (malloc's in-use bytes before and after
 // the scheduler syncs).
 //
-// Workloads (upstream templates): nodes have 4 cpu, 32Gi, 110 pods; pods request and limit
-// 100m / 500Mi with containerPort 80. "taints": 40 % of nodes carry 1–3 taints (NoSchedule,
-// NoExecute or PreferNoSchedule, keys from a small set), every pod has 1–3 tolerations, one in
-// five a PreferNoSchedule one, one in ten a required node affinity on a zone label.
+// Workloads: bench/sched_workload.h (upstream's node and pod templates; "taints" adds taints to
+// 40 % of the nodes, tolerations to every pod and a zone affinity to one pod in ten).
 #include <malloc.h>
 #include <unistd.h>
 
@@ -45,6 +43,7 @@
 #include "api/codec.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "sched_workload.h"
 #include "scheduler/scheduler.h"
 #include "server/registry.h"
 #include "store/sqlite_store.h"
@@ -82,56 +81,12 @@ double Percentile(std::vector<double>& xs, double p) {
 }
 
 std::string NodeJson(int i, bool taints, std::mt19937& rng) {
-  const std::string name = "node-" + std::to_string(i);
-  const std::string zone = "zone-" + std::to_string(i % 3);
-  std::string spec = "{}";
-  if (taints && rng() % 100 < 40) {
-    static const char* kKeys[] = {"dedicated", "gpu", "spot", "maintenance", "team"};
-    static const char* kEffects[] = {"NoSchedule", "NoExecute", "PreferNoSchedule"};
-    const int n = 1 + static_cast<int>(rng() % 3);
-    spec = R"({"taints":[)";
-    for (int t = 0; t < n; ++t) {
-      if (t > 0) spec += ",";
-      spec += R"({"key":")" + std::string(kKeys[(i + t) % 5]) + R"(","value":"v)" +
-              std::to_string(rng() % 2) + R"(","effect":")" + kEffects[rng() % 3] + R"("})";
-    }
-    spec += "]}";
-  }
-  return R"({"metadata":{"name":")" + name + R"(","labels":{"kubernetes.io/hostname":")" + name +
-         R"(","topology.kubernetes.io/zone":")" + zone + R"("}},"spec":)" + spec +
-         R"(,"status":{"capacity":{"pods":"110","cpu":"4","memory":"32Gi"},)"
-         R"("allocatable":{"pods":"110","cpu":"4","memory":"32Gi"},)"
-         R"("conditions":[{"type":"Ready","status":"True"}]}})";
+  return bench::SchedNodeJson("node-" + std::to_string(i), i, taints, rng);
 }
 
 std::string PodJson(const std::string& name, bool taints, std::mt19937& rng,
                     const std::string& node = "") {
-  std::string extra;
-  if (!node.empty()) extra += R"(,"nodeName":")" + node + R"(")";
-  if (taints) {
-    static const char* kKeys[] = {"dedicated", "gpu", "spot", "maintenance", "team"};
-    const int n = 1 + static_cast<int>(rng() % 3);
-    extra += R"(,"tolerations":[)";
-    for (int t = 0; t < n; ++t) {
-      if (t > 0) extra += ",";
-      const bool prefer = t == 0 && rng() % 5 == 0;
-      extra += R"({"key":")" + std::string(kKeys[rng() % 5]) +
-               R"(","operator":"Equal","value":"v)" + std::to_string(rng() % 2) +
-               R"(","effect":")" + (prefer ? "PreferNoSchedule" : "NoSchedule") + R"("})";
-    }
-    extra += "]";
-    if (rng() % 10 == 0) {
-      extra += R"(,"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
-               R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"topology.kubernetes.io/zone",)"
-               R"("operator":"In","values":["zone-0","zone-1"]}]}]}}})";
-    }
-  }
-  return R"({"metadata":{"name":")" + name +
-         R"(","namespace":"default","labels":{"app":"perf"}},"spec":{)"
-         R"("containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10",)"
-         R"("ports":[{"containerPort":80}],"resources":{"limits":{"cpu":"100m","memory":"500Mi"},)"
-         R"("requests":{"cpu":"100m","memory":"500Mi"}}}])" +
-         extra + "}}";
+  return bench::SchedPodJson(name, "default", taints, rng, node);
 }
 
 // CPU seconds used so far by this process's threads, summed by thread name.
@@ -419,6 +374,11 @@ void MeasureMemory(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As kubetaint's main does (src/cli/main.cc): keep freed heap memory rather than handing it
+  // back to the kernel page by page.
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
   Flags flags;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];

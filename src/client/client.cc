@@ -24,6 +24,11 @@ class InProcessClient : public Client {
     registry_->Create(Info(resource), std::move(namespace_), std::move(*doc), {}, std::move(done));
   }
 
+  void Create(Resource resource, std::string namespace_, rapidjson::Document body,
+              WriteDone done) override {
+    registry_->Create(Info(resource), std::move(namespace_), std::move(body), {}, std::move(done));
+  }
+
   void Update(Resource resource, std::string namespace_, std::string name, Subresource sub,
               std::string body, WriteDone done) override {
     Result<rapidjson::Document> doc = api::ParseJson(body);
@@ -64,6 +69,11 @@ ApiResult<store::Bytes> Wait(Call call) {
 }
 
 }  // namespace
+
+void Client::Create(Resource resource, std::string namespace_, rapidjson::Document body,
+                    WriteDone done) {
+  Create(resource, std::move(namespace_), api::EncodeJson(body), std::move(done));
+}
 
 ApiResult<store::Bytes> Client::CreateSync(Resource resource, std::string namespace_,
                                            std::string body) {

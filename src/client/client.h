@@ -24,6 +24,8 @@
 #include <optional>
 #include <string>
 
+#include <rapidjson/document.h>
+
 #include "api/patch.h"
 #include "server/api_error.h"
 #include "server/registry.h"
@@ -47,6 +49,9 @@ class Client {
   // `body` is the object's JSON.
   virtual void Create(Resource resource, std::string namespace_, std::string body,
                       WriteDone done) = 0;
+  // The same with the object already built as a document (no JSON text in process).
+  virtual void Create(Resource resource, std::string namespace_, rapidjson::Document body,
+                      WriteDone done);
   virtual void Update(Resource resource, std::string namespace_, std::string name, Subresource sub,
                       std::string body, WriteDone done) = 0;
   virtual void Patch(Resource resource, std::string namespace_, std::string name, Subresource sub,

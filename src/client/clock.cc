@@ -1,4 +1,5 @@
 #include "client/clock.h"
+
 #include "core/thread_name.h"
 
 namespace kt::client {

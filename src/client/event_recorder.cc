@@ -40,45 +40,45 @@ std::string RefKey(const ObjectRef& r) {
 }
 
 // A bounded map that forgets its least recently used entry past `capacity` (client-go's LRU).
+// Keys are stored once, in the recency list; the index views them.
 template <class V>
 class Lru {
  public:
-  V* Get(const std::string& key) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return nullptr;
-    order_.splice(order_.begin(), order_, it->second.second);
-    return &it->second.first;
+  V* Get(std::string_view key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second);
+    return &it->second->second;
   }
-  V& Put(const std::string& key, V value) {
-    auto it = map_.find(key);
-    if (it != map_.end()) {
-      it->second.first = std::move(value);
-      order_.splice(order_.begin(), order_, it->second.second);
-      return it->second.first;
+  V& Put(std::string key, V value) {
+    if (V* found = Get(key)) {
+      *found = std::move(value);
+      return *found;
     }
-    order_.push_front(key);
-    auto& entry = map_[key];
-    entry = {std::move(value), order_.begin()};
-    if (map_.size() > kMaxCacheEntries) {
-      map_.erase(order_.back());
+    order_.emplace_front(std::move(key), std::move(value));
+    index_.emplace(std::string_view(order_.front().first), order_.begin());
+    if (index_.size() > kMaxCacheEntries) {
+      index_.erase(std::string_view(order_.back().first));
       order_.pop_back();
     }
-    return entry.first;
+    return order_.front().second;
   }
-  void Erase(const std::string& key) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return;
-    order_.erase(it->second.second);
-    map_.erase(it);
+  void Erase(std::string_view key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return;
+    auto entry = it->second;
+    index_.erase(it);
+    order_.erase(entry);
   }
   template <class F>
   void ForEach(F f) {
-    for (auto& [key, entry] : map_) f(key, entry.first);
+    for (auto& [key, value] : order_) f(key, value);
   }
 
  private:
-  std::list<std::string> order_;
-  std::unordered_map<std::string, std::pair<V, std::list<std::string>::iterator>> map_;
+  using Entry = std::pair<std::string, V>;
+  std::list<Entry> order_;  // most recently used first
+  std::unordered_map<std::string_view, typename std::list<Entry>::iterator> index_;
 };
 
 // Shared by the two recorders: unique names, and writes retried on the clock.
@@ -192,7 +192,7 @@ class EventsV1Recorder : public RecorderBase {
         ev.reporting_component = controller_;
         ev.reporting_instance = instance_;
         to_send = ev;
-        cache_.Put(key, Cached{std::move(ev), now});
+        cache_.Put(std::move(key), Cached{std::move(ev), now});
       }
     }
     Send(std::move(to_send), patch);
@@ -208,8 +208,8 @@ class EventsV1Recorder : public RecorderBase {
     if (!patch) {
       WithRetries(
           [this, shared](WriteDone done) {
-            client_->Create(Resource::kEvents, shared->meta.namespace_, api::EncodeEvent(*shared),
-                            std::move(done));
+            client_->Create(Resource::kEvents, shared->meta.namespace_,
+                            api::EventToDocument(*shared), std::move(done));
           },
           0);
       return;
@@ -222,7 +222,7 @@ class EventsV1Recorder : public RecorderBase {
                      [this, shared, done = std::move(done)](ApiResult<store::Bytes> r) {
                        if (!r && r.error().code == 404) {
                          return client_->Create(Resource::kEvents, shared->meta.namespace_,
-                                                api::EncodeEvent(*shared), std::move(done));
+                                                api::EventToDocument(*shared), std::move(done));
                        }
                        done(std::move(r));
                      });
@@ -367,7 +367,7 @@ class CoreV1Recorder : public RecorderBase {
   void Send(api::Event ev, bool patch) {
     auto shared = std::make_shared<api::Event>(std::move(ev));
     auto create = [this, shared](WriteDone done) {
-      client_->Create(Resource::kEvents, shared->meta.namespace_, api::EncodeEvent(*shared),
+      client_->Create(Resource::kEvents, shared->meta.namespace_, api::EventToDocument(*shared),
                       std::move(done));
     };
     if (!patch) {

@@ -1,8 +1,9 @@
 #include "client/informer.h"
-#include "core/thread_name.h"
 
 #include <algorithm>
 #include <cstdio>
+
+#include "core/thread_name.h"
 
 namespace kt::client {
 

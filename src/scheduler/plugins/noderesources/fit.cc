@@ -27,6 +27,19 @@ struct ScoringResource {
   int64_t weight = 1;
 };
 
+// part * kMaxNodeScore / whole in integers (0 <= part <= whole), as upstream computes it. A
+// 64-bit division costs several times a double one; when both fit a double's 53-bit mantissa the
+// double quotient, corrected by one where rounding crossed an integer, is the same.
+inline int64_t ScaledShare(int64_t part, int64_t whole) {
+  const int64_t num = part * kMaxNodeScore;
+  constexpr int64_t kExact = int64_t{1} << 53;
+  if (num >= kExact || whole >= kExact) return num / whole;
+  int64_t q = static_cast<int64_t>(static_cast<double>(num) / static_cast<double>(whole));
+  if (q * whole > num) --q;
+  if ((q + 1) * whole <= num) ++q;
+  return q;
+}
+
 // Whether the resources are the default ones, cpu and memory of weight 1: the shape the
 // scoring loops below compute without going through ScoringResource.
 bool IsCpuMemory(const std::vector<ScoringResource>& r) {
@@ -165,8 +178,8 @@ class NodeResourcesFit final : public PreFilterPlugin,
     const int64_t pod_memory = pod.non_zero.memory;
     const bool most = most_allocated_;
     auto one = [most](int64_t alloc, int64_t requested) {
-      if (most) return std::min(requested, alloc) * kMaxNodeScore / alloc;
-      return requested > alloc ? 0 : (alloc - requested) * kMaxNodeScore / alloc;
+      if (most) return ScaledShare(std::min(requested, alloc), alloc);
+      return requested > alloc ? 0 : ScaledShare(alloc - requested, alloc);
     };
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& n = *nodes[i];

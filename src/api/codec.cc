@@ -560,6 +560,9 @@ Status DecodeCondition(const Value& v, const Path& p, Condition* c) {
     if (k == "lastTransitionTime") return DecodeString(val, p.Child(k), &c->last_transition_time);
     if (k == "lastHeartbeatTime") return DecodeString(val, p.Child(k), &c->last_heartbeat_time);
     if (k == "lastProbeTime") return DecodeString(val, p.Child(k), &c->last_probe_time);
+    if (k == "observedGeneration") {
+      return DecodeInt64(val, p.Child(k), &c->observed_generation);
+    }
     return Status();
   });
 }
@@ -1029,6 +1032,10 @@ template <class E>
 void WriteCondition(E& e, const Condition& c, ConditionKind kind) {
   e.StartObject();
   e.Field("type", c.type);
+  if (c.observed_generation != 0) {
+    e.Key("observedGeneration");
+    e.Int64(c.observed_generation);
+  }
   e.Field("status", c.status);
   if (kind == ConditionKind::kPod) {
     e.TimeField("lastProbeTime", c.last_probe_time);
@@ -1480,6 +1487,9 @@ Status SetCondition(rapidjson::Document& doc, const Condition& c, ConditionKind 
       }
     };
     SetMember(element, "status", StringValue(c.status, alloc), alloc);
+    if (c.observed_generation != 0) {
+      SetMember(element, "observedGeneration", Value(c.observed_generation), alloc);
+    }
     if (kind == ConditionKind::kPod) {
       set_time("lastProbeTime", c.last_probe_time);
     } else {

@@ -194,6 +194,16 @@ constexpr FieldDesc kNamespaceFields[] = {
 };
 constexpr MessageDesc kNamespace{"Namespace", kNamespaceFields};
 
+// scheduling.k8s.io/v1 PriorityClass (`kubectl create priorityclass`).
+constexpr FieldDesc kPriorityClassFields[] = {
+    {1, "metadata", K::kMessage, P::kAlways, &kObjectMeta},
+    {2, "value", K::kInt64, P::kAlways},  // int32 on the wire: negatives are sign-extended
+    {3, "globalDefault", K::kBool, P::kOmitEmpty},
+    {4, "description", K::kString, P::kOmitEmpty},
+    {5, "preemptionPolicy", K::kString, P::kPointer},
+};
+constexpr MessageDesc kPriorityClass{"PriorityClass", kPriorityClassFields};
+
 constexpr FieldDesc kPreconditionsFields[] = {
     {1, "uid", K::kString, P::kPointer},
     {2, "resourceVersion", K::kString, P::kPointer},
@@ -310,6 +320,7 @@ struct KindDesc {
 constexpr KindDesc kKinds[] = {
     {"DeleteOptions", &kDeleteOptions},
     {"Namespace", &kNamespace},
+    {"PriorityClass", &kPriorityClass},
     {"SelfSubjectAccessReview", &kSelfSubjectAccessReview},
     {"SelfSubjectReview", &kSelfSubjectReview},
     {"SelfSubjectRulesReview", &kSelfSubjectRulesReview},

@@ -1,5 +1,6 @@
 // The Kubernetes protobuf envelope, decoded for the request bodies kubectl sends as protobuf
-// (kubectl-protocol.md §5): `create namespace` (Namespace), drain's DELETE fallback
+// (kubectl-protocol.md §5): `create namespace` (Namespace), `create priorityclass`
+// (PriorityClass), drain's DELETE fallback
 // (DeleteOptions), `auth can-i` (SelfSubjectAccessReview, SelfSubjectRulesReview) and
 // `auth whoami` (SelfSubjectReview).
 //

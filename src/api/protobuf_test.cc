@@ -128,6 +128,27 @@ TEST(ProtobufDecode, ObjectMetaInFull) {
                       "spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active"}})"));
 }
 
+// kubectl create priorityclass high --value=1000 --description=urgent --preemption-policy=Never
+TEST(ProtobufDecode, PriorityClass) {
+  std::string meta = Bytes(1, "high") + Bytes(8, "");
+  EXPECT_EQ(Decode(Envelope("scheduling.k8s.io/v1", "PriorityClass",
+                            Bytes(1, meta) + Int(2, 1000) + Int(3, 0) + Bytes(4, "urgent") +
+                                Bytes(5, "Never"))),
+            Canon(R"({"kind":"PriorityClass","apiVersion":"scheduling.k8s.io/v1",
+                      "metadata":{"name":"high","creationTimestamp":null},"value":1000,
+                      "description":"urgent","preemptionPolicy":"Never"})"));
+  // Without a policy on the wire there is none in the JSON (the server defaults it); a
+  // negative value is a sign-extended varint; value 0 is still written.
+  EXPECT_EQ(Decode(Envelope("scheduling.k8s.io/v1", "PriorityClass",
+                            Bytes(1, meta) + Int(2, static_cast<uint64_t>(-5)) + Int(3, 1))),
+            Canon(R"({"kind":"PriorityClass","apiVersion":"scheduling.k8s.io/v1",
+                      "metadata":{"name":"high","creationTimestamp":null},"value":-5,
+                      "globalDefault":true})"));
+  EXPECT_EQ(Decode(Envelope("scheduling.k8s.io/v1", "PriorityClass", Bytes(1, meta))),
+            Canon(R"({"kind":"PriorityClass","apiVersion":"scheduling.k8s.io/v1",
+                      "metadata":{"name":"high","creationTimestamp":null},"value":0})"));
+}
+
 TEST(ProtobufDecode, AuthCanIReviews) {
   std::string attrs = Bytes(1, "default") + Bytes(2, "create") + Bytes(3, "") + Bytes(4, "") +
                       Bytes(5, "pods") + Bytes(6, "") + Bytes(7, "");

@@ -182,6 +182,7 @@ struct Condition {
   std::string last_transition_time;
   std::string last_heartbeat_time;  // nodes only
   std::string last_probe_time;      // pods only
+  int64_t observed_generation = 0;  // pods only; 0: unset
 };
 
 struct PodStatus {

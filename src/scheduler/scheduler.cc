@@ -404,9 +404,13 @@ void Scheduler::UpdatePodStatus(const ObjectPtr& obj, const std::string& reason,
   }
   // Upstream UpdatePodCondition: unchanged status keeps its transition time; an identical
   // condition is no change at all.
+  // observedGeneration: the pod's generation (upstream CalculatePodConditionObservedGeneration
+  // with PodObservedGenerationTracking, on by default since 1.34).
+  const int64_t generation = pod.meta.generation;
   const bool same_status = old != nullptr && old->status == "False";
   const bool condition_update = !same_status || old->reason != reason || old->message != message ||
-                                !old->last_probe_time.empty();
+                                !old->last_probe_time.empty() ||
+                                old->observed_generation != generation;
   if (!nnn_update && !condition_update) return;
   std::string patch;
   api::StringOutput os(&patch);
@@ -420,6 +424,10 @@ void Scheduler::UpdatePodStatus(const ObjectPtr& obj, const std::string& reason,
     w.StartObject();
     w.Key("type");
     w.String("PodScheduled");
+    if (generation != 0) {
+      w.Key("observedGeneration");
+      w.Int64(generation);
+    }
     w.Key("status");
     w.String("False");
     w.Key("lastProbeTime");

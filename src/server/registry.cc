@@ -319,6 +319,91 @@ ApiResult<void> CheckNamespaceOfBody(const ResourceInfo& info, Document& doc,
 }
 
 // A cached object's bytes were validated when written: parse them without re-validating.
+// A condition's times are metav1.Time values, which upstream always serializes, as null when
+// unset: the stored object has them whatever the writer sent (a strategic merge patch with
+// `"lastProbeTime": null` removes the key; kube-apiserver writes it back as null).
+void NormalizeConditionTimes(Resource resource, Document& doc) {
+  static constexpr const char* kPodTimes[] = {"lastProbeTime", "lastTransitionTime"};
+  static constexpr const char* kNodeTimes[] = {"lastHeartbeatTime", "lastTransitionTime"};
+  if (resource != Resource::kPods && resource != Resource::kNodes) return;
+  const auto& times = resource == Resource::kPods ? kPodTimes : kNodeTimes;
+  auto status = doc.FindMember("status");
+  if (status == doc.MemberEnd() || !status->value.IsObject()) return;
+  auto conditions = status->value.FindMember("conditions");
+  if (conditions == status->value.MemberEnd() || !conditions->value.IsArray()) return;
+  for (Value& c : conditions->value.GetArray()) {
+    if (!c.IsObject()) continue;
+    for (const char* t : times) {
+      if (!c.HasMember(t)) c.AddMember(rapidjson::StringRef(t), Value(), doc.GetAllocator());
+    }
+  }
+}
+
+Value* MemberOrNull(Value& v, const char* key) {
+  if (!v.IsObject()) return nullptr;
+  auto it = v.FindMember(key);
+  return it == v.MemberEnd() ? nullptr : &it->value;
+}
+
+// Quantities are stored as upstream's resource.Quantity writes them: a string in canonical form
+// (1 and "1000m" become "1", "1.5Gi" becomes "1536Mi"). Values that do not parse are left for
+// validation to report.
+void CanonicalizeQuantities(Value* list, Alloc& alloc) {
+  if (list == nullptr || !list->IsObject()) return;
+  for (auto& m : list->GetObject()) {
+    Result<api::Quantity> q = api::DecodeQuantity(m.value);
+    if (!q) continue;
+    const std::string canonical = q->ToString();
+    if (m.value.IsString() &&
+        std::string_view(m.value.GetString(), m.value.GetStringLength()) == canonical) {
+      continue;
+    }
+    m.value.SetString(canonical.data(), static_cast<rapidjson::SizeType>(canonical.size()), alloc);
+  }
+}
+
+// What kube-apiserver's decode and re-encode would make of an object: quantities canonical,
+// condition times present.
+void NormalizeForStorage(Resource resource, Document& doc) {
+  Alloc& alloc = doc.GetAllocator();
+  if (resource == Resource::kPods) {
+    if (Value* spec = MemberOrNull(doc, "spec")) {
+      for (const char* list : {"containers", "initContainers"}) {
+        Value* containers = MemberOrNull(*spec, list);
+        if (containers == nullptr || !containers->IsArray()) continue;
+        for (Value& c : containers->GetArray()) {
+          Value* resources = MemberOrNull(c, "resources");
+          if (resources == nullptr) continue;
+          CanonicalizeQuantities(MemberOrNull(*resources, "requests"), alloc);
+          CanonicalizeQuantities(MemberOrNull(*resources, "limits"), alloc);
+        }
+      }
+      CanonicalizeQuantities(MemberOrNull(*spec, "overhead"), alloc);
+      if (Value* resources = MemberOrNull(*spec, "resources")) {
+        CanonicalizeQuantities(MemberOrNull(*resources, "requests"), alloc);
+        CanonicalizeQuantities(MemberOrNull(*resources, "limits"), alloc);
+      }
+    }
+  } else if (resource == Resource::kNodes) {
+    if (Value* status = MemberOrNull(doc, "status")) {
+      CanonicalizeQuantities(MemberOrNull(*status, "capacity"), alloc);
+      CanonicalizeQuantities(MemberOrNull(*status, "allocatable"), alloc);
+    }
+  }
+  NormalizeConditionTimes(resource, doc);
+}
+
+// Upstream SetDefaults_PriorityClass: no preemptionPolicy means PreemptLowerPriority.
+void SetPriorityClassDefaults(Document& doc) {
+  if (!doc.IsObject()) return;
+  auto it = doc.FindMember("preemptionPolicy");
+  if (it == doc.MemberEnd()) {
+    doc.AddMember("preemptionPolicy", "PreemptLowerPriority", doc.GetAllocator());
+  } else if (it->value.IsNull()) {
+    it->value.SetString("PreemptLowerPriority", doc.GetAllocator());
+  }
+}
+
 Result<Document> ParseCurrent(const StoredObject& current) {
   return api::ParseTrustedJson(*current.json);
 }
@@ -525,6 +610,9 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
           case Resource::kDaemonSets:
             SetMember(doc, "status", Value(rapidjson::kObjectType), alloc);
             break;
+          case Resource::kPriorityClasses:
+            SetPriorityClassDefaults(doc);
+            break;
           default:
             break;
         }
@@ -567,6 +655,7 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
                      WriteOptions options, WriteCallback done) {
   const std::string name(StringMember(next["metadata"], "name"));
   const std::string namespace_(StringMember(next["metadata"], "namespace"));
+  NormalizeForStorage(info.resource, next);
   std::string stored = EncodeForStorage(next);
   if (options.dry_run) {
     if (!current) {
@@ -650,6 +739,7 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   }
   RemoveMember(meta, "managedFields");
   SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
+  if (info.resource == Resource::kPriorityClasses) SetPriorityClassDefaults(next);
   if (info.resource == Resource::kPods) admission::AdmitPodPriorityOnUpdate(next, old);
   // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
   if (next == old) return done(current->json);

@@ -245,12 +245,20 @@ class DefaultPreemption : public PostFilterPlugin,
     const std::string uid = preemptor.uid();
     preempting_[uid] = {victims.back()->namespace_(), victims.back()->name()};
     const std::string node = best.node->name();
-    const std::string condition =
-        "\"conditions\":[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
-        "\"lastProbeTime\":null,\"lastTransitionTime\":\"" +
-        FormatRfc3339(handle_->Clock().Now()) +
-        "\",\"reason\":\"PreemptionByScheduler\",\"message\":\"" + handle_->Fw().scheduler_name() +
-        ": preempting to accommodate a higher priority pod\"}]";
+    // observedGeneration: the victim's generation (upstream
+    // CalculatePodConditionObservedGeneration with PodObservedGenerationTracking on).
+    auto condition = [this](const PodInfo& victim) {
+      std::string c = "\"conditions\":[{\"type\":\"DisruptionTarget\",";
+      if (const int64_t g = victim.pod().meta.generation; g != 0) {
+        c.append("\"observedGeneration\":").append(std::to_string(g)).append(",");
+      }
+      c.append("\"status\":\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"");
+      c.append(FormatRfc3339(handle_->Clock().Now()));
+      c.append("\",\"reason\":\"PreemptionByScheduler\",\"message\":\"");
+      c.append(handle_->Fw().scheduler_name());
+      c.append(": preempting to accommodate a higher priority pod\"}]");
+      return c;
+    };
     const client::ObjectRef preemptor_ref = client::RefOf(*preemptor.object);
     const std::string note = "Preempted by pod " + uid + " on node " + node;
     struct Progress {
@@ -275,7 +283,7 @@ class DefaultPreemption : public PostFilterPlugin,
       const std::string ns = v->namespace_();
       const std::string name = v->name();
       client->Patch(server::Resource::kPods, ns, name, server::Subresource::kStatus,
-                    api::PatchType::kStrategicMergePatch, StatusPatch(condition),
+                    api::PatchType::kStrategicMergePatch, StatusPatch(condition(*v)),
                     [client, recorder, victim_ref, preemptor_ref, note, ns, name, uid = v->uid(),
                      finish_one](client::ApiResult<store::Bytes> r) {
                       if (!r) {

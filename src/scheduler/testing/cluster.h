@@ -130,6 +130,10 @@ class Cluster {
     }
     return nullptr;
   }
+  // Every stored object of a resource (as the registry's cache has it after Settle).
+  std::vector<ObjectPtr> List(server::Resource r) {
+    return registry_->cache(r).List(server::ObjectFilter()).items;
+  }
   // The events about an object, as core/v1 Events.
   std::vector<api::Event> EventsFor(std::string_view name) {
     std::vector<api::Event> out;

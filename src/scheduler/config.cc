@@ -6,6 +6,8 @@
 
 #include "api/codec.h"
 #include "api/manifest.h"
+#include "api/node_affinity.h"
+#include "core/validation.h"
 
 namespace kt::scheduler {
 
@@ -134,8 +136,13 @@ void DecodePlugins(const Value& v, const std::string& path, Errors& errs, Plugin
   });
 }
 
+// NodeResourcesFit's scoring resources: weights in (0, 100] (upstream validateResources);
+// NodeResourcesBalancedAllocation's: each once, weight 1 (upstream
+// ValidateNodeResourcesBalancedAllocationArgs). An unset (0) weight defaults to 1 for both.
+enum class ResourceRules { kFit, kBalancedAllocation };
+
 void DecodeResources(const Value& v, const std::string& path, Errors& errs,
-                     std::vector<NodeResourcesFitArgs::ResourceSpec>* out) {
+                     std::vector<NodeResourcesFitArgs::ResourceSpec>* out, ResourceRules rules) {
   out->clear();
   Items(v, path, errs, [&](const Value& item, const std::string& ip) {
     NodeResourcesFitArgs::ResourceSpec r{"", 1};
@@ -146,9 +153,9 @@ void DecodeResources(const Value& v, const std::string& path, Errors& errs,
         int64_t w = 0;
         if (GetInt(val, p, errs, &w)) {
           if (w == 0) w = 1;  // upstream defaults an unset weight to 1
-          if (w < 1 || w > 100) {
+          if (rules == ResourceRules::kFit && (w < 1 || w > 100)) {
             errs.Add(p + ": Invalid value: " + std::to_string(w) + ": resource weight of " +
-                     r.name + " not in valid range [1, 100]");
+                     r.name + " not in valid range (0, 100]");
           }
           r.weight = w;
         }
@@ -156,6 +163,18 @@ void DecodeResources(const Value& v, const std::string& path, Errors& errs,
         errs.Unknown(p);
       }
     });
+    if (rules == ResourceRules::kBalancedAllocation) {
+      for (const auto& seen : *out) {
+        if (seen.name == r.name) {
+          errs.Add(Child(ip, "name") + ": Duplicate value: " + JsonString(r.name));
+          break;
+        }
+      }
+      if (r.weight != 1) {
+        errs.Add(Child(ip, "weight") + ": Invalid value: " + std::to_string(r.weight) +
+                 ": must be 1");
+      }
+    }
     out->push_back(std::move(r));
   });
 }
@@ -194,16 +213,26 @@ void DecodeArgs(const std::string& plugin, const Value& v, const std::string& pa
                        "\": supported values: \"LeastAllocated\", \"MostAllocated\"");
             }
           } else if (k2 == "resources") {
-            DecodeResources(v2, p2, errs, &a.resources);
+            DecodeResources(v2, p2, errs, &a.resources, ResourceRules::kFit);
           } else {
             errs.Unknown(p2);
           }
         });
       } else if (k == "ignoredResources" || k == "ignoredResourceGroups") {
         auto& list = k == "ignoredResources" ? a.ignored_resources : a.ignored_resource_groups;
+        const bool groups = k == "ignoredResourceGroups";
         Items(val, p, errs, [&](const Value& item, const std::string& ip) {
           std::string s;
-          if (GetString(item, ip, errs, &s)) list.push_back(std::move(s));
+          if (!GetString(item, ip, errs, &s)) return;
+          // Upstream ValidateNodeResourcesFitArgs: label names; groups without a '/'.
+          for (const std::string& msg : IsQualifiedName(s)) {
+            errs.Add(ip + ": Invalid value: " + GoQuote(s) + ": " + msg);
+          }
+          if (groups && s.find('/') != std::string::npos) {
+            errs.Add(ip + ": Invalid value: " + GoQuote(s) +
+                     ": resource group name can't contain '/'");
+          }
+          list.push_back(std::move(s));
         });
       } else {
         errs.Unknown(p);
@@ -212,8 +241,10 @@ void DecodeArgs(const std::string& plugin, const Value& v, const std::string& pa
   } else if (plugin == "NodeResourcesBalancedAllocation") {
     Members(v, path, errs, [&](std::string_view k, const Value& val, const std::string& p) {
       if (common(k, val, p)) return;
-      if (k == "resources")
-        return DecodeResources(val, p, errs, &args->balanced_allocation.resources);
+      if (k == "resources") {
+        return DecodeResources(val, p, errs, &args->balanced_allocation.resources,
+                               ResourceRules::kBalancedAllocation);
+      }
       errs.Unknown(p);
     });
   } else if (plugin == "NodeAffinity") {
@@ -222,6 +253,16 @@ void DecodeArgs(const std::string& plugin, const Value& v, const std::string& pa
       if (k == "addedAffinity") {
         Result<api::NodeAffinity> a = api::DecodeNodeAffinity(val);
         if (!a) return errs.Add(p + "." + a.error().message());
+        // Upstream ValidateNodeAffinityArgs: the selectors must parse, as the plugin parses them.
+        if (a->required) {
+          for (const std::string& e : api::NodeSelectorMatcher(*a->required).Errors()) {
+            errs.Add(p + ".requiredDuringSchedulingIgnoredDuringExecution." + e);
+          }
+        }
+        if (auto preferred = api::PreferredSchedulingTerms::Create(a->preferred); !preferred) {
+          errs.Add(p + ".preferredDuringSchedulingIgnoredDuringExecution: " +
+                   preferred.error().message());
+        }
         args->node_affinity.added_affinity = std::move(*a);
         return;
       }

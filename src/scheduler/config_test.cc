@@ -436,19 +436,19 @@ INSTANTIATE_TEST_SUITE_P(
                   "profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "
                   "\"RequestedToCapacityRatio\": supported values: \"LeastAllocated\", "
                   "\"MostAllocated\""},
-        // Upstream: `... weight: Invalid value: 101: resource weight of cpu not in valid range
-        // (0, 100]`, reported by the plugin's constructor with the path from "scoringStrategy"
-        // (upstream's config validation looks NodeResourcesFit up as "NodeResourcesFitArgs").
+        // Upstream's text; upstream reports it from the plugin's constructor with the path from
+        // "scoringStrategy" (its config validation looks NodeResourcesFit up as
+        // "NodeResourcesFitArgs"), kubetaint at load time with the whole path.
         ErrorCase{"FitResourceWeightAbove100",
                   "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
                   "      scoringStrategy:\n        resources: [{name: cpu, weight: 101}]\n",
                   "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: Invalid "
-                  "value: 101: resource weight of cpu not in valid range [1, 100]"},
+                  "value: 101: resource weight of cpu not in valid range (0, 100]"},
         ErrorCase{"FitResourceWeightNegative",
                   "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
                   "      scoringStrategy:\n        resources: [{name: memory, weight: -1}]\n",
                   "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: Invalid "
-                  "value: -1: resource weight of memory not in valid range [1, 100]"},
+                  "value: -1: resource weight of memory not in valid range (0, 100]"},
         ErrorCase{"ArgsKindMismatch",
                   "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
                   "      kind: NodeAffinityArgs\n",
@@ -581,12 +581,11 @@ profiles:
   EXPECT_TRUE(ValidateProfiles(c->profiles, FeatureGates()).ok());
 }
 
-// KNOWN BUGS (failing on purpose): plugin arguments upstream's validation rejects, which
-// kubetaint accepts. Upstream (pkg/scheduler/apis/config/validation/validation_pluginargs.go)
-// refuses to start with them; kubetaint starts, and with the first one every pod of the profile
-// is then unschedulable ("node(s) didn't match scheduler-enforced node affinity"), because an
-// invalid requirement makes its term match nothing. The exact wording is left to the fix; each
-// row asserts the load fails and names the offending field.
+// Plugin arguments upstream's validation rejects at start-up
+// (pkg/scheduler/apis/config/validation/validation_pluginargs.go and NewFit). Accepting the
+// first one would leave every pod of the profile unschedulable ("node(s) didn't match
+// scheduler-enforced node affinity"), since an invalid requirement matches nothing. Each row
+// asserts the load fails and names the offending field.
 struct UpstreamRejectsCase {
   std::string name;
   std::string yaml;
@@ -606,7 +605,7 @@ TEST_P(UpstreamRejectsArgsTest, LoadFailsNamingTheField) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    KnownBugs, UpstreamRejectsArgsTest,
+    RejectedArgs, UpstreamRejectsArgsTest,
     ::testing::Values(
         UpstreamRejectsCase{
             "AddedAffinityWithAnInvalidOperator",

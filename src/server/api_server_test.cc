@@ -934,6 +934,45 @@ TEST_F(ApiServerTest, CreateInAMissingNamespaceIsNotFound) {
   EXPECT_EQ(Json(list.body).Size("/items"), 0u);
 }
 
+// A pod's node selection is validated as upstream (validateNodeAffinity, ValidateLabels): a
+// selector the scheduler could never satisfy is refused instead of stored.
+TEST_F(ApiServerTest, PodNodeAffinityIsValidated) {
+  struct Case {
+    std::string spec;  // spec members besides containers
+    std::string message;
+  };
+  const std::string kRequired =
+      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.";
+  const Case cases[] = {
+      {R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+       R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"pool","operator":"Foo","values":["a"]}]}]}}})",
+       kRequired + "nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: \"Foo\": "
+                   "not a valid selector operator"},
+      {R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+       R"({"nodeSelectorTerms":[]}}})",
+       kRequired + "nodeSelectorTerms: Required value: must have at least one node selector term"},
+      {R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+       R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In"}]}]}}})",
+       kRequired + "nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be "
+                   "specified when `operator` is 'In' or 'NotIn'"},
+      {R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+       R"({"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.uid","operator":"In","values":["u"]}]}]}}})",
+       kRequired + "nodeSelectorTerms[0].matchFields[0].key: Invalid value: \"metadata.uid\": "
+                   "not a valid field selector key"},
+      {R"("affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":)"
+       R"([{"weight":101,"preference":{"matchExpressions":[{"key":"a","operator":"Exists"}]}}]}})",
+       "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+       "Invalid value: 101: must be in the range 1-100"},
+  };
+  for (const Case& c : cases) {
+    Snapshot before = Snap();
+    ExpectRejected(Do("POST", kPods,
+                      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"sel"},"spec":{)" +
+                          c.spec + R"(,"containers":[{"name":"c","image":"x"}]}})"),
+                   {422, "Invalid", "Pod \"sel\" is invalid: " + c.message}, before, c.message);
+  }
+}
+
 TEST_F(ApiServerTest, DryRunPersistsNothing) {
   // Create.
   Snapshot before = Snap();

@@ -163,6 +163,107 @@ void ValidateMeta(const ResourceInfo& info, const api::ObjectMeta& meta, FieldEr
   }
 }
 
+// Upstream ValidateNodeSelectorRequirement (pkg/apis/core/validation), for a required term
+// (label values checked) or a preferred one (not checked).
+void ValidateNodeSelectorRequirement(const api::SelectorRequirement& rq, bool check_values,
+                                     const std::string& path, FieldErrorList& errs) {
+  const std::string values = path + ".values";
+  if (rq.op == "In" || rq.op == "NotIn") {
+    if (rq.values.empty()) {
+      errs.push_back(
+          FieldError::Required(values, "must be specified when `operator` is 'In' or 'NotIn'"));
+    }
+  } else if (rq.op == "Exists" || rq.op == "DoesNotExist") {
+    if (!rq.values.empty()) {
+      errs.push_back(FieldError::Forbidden(
+          values, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+    }
+  } else if (rq.op == "Gt" || rq.op == "Lt") {
+    if (rq.values.size() != 1) {
+      errs.push_back(FieldError::Required(
+          values, "must be specified single value when `operator` is 'Lt' or 'Gt'"));
+    }
+  } else {
+    errs.push_back(FieldError::Invalid(path + ".operator", JsonString(rq.op),
+                                       "not a valid selector operator"));
+  }
+  AddNameErrors(errs, path + ".key", rq.key, IsQualifiedName(rq.key));
+  if (!check_values) return;
+  for (size_t i = 0; i < rq.values.size(); ++i) {
+    AddNameErrors(errs, values + "[" + std::to_string(i) + "]", rq.values[i],
+                  IsValidLabelValue(rq.values[i]));
+  }
+}
+
+// Upstream ValidateNodeFieldSelectorRequirement: metadata.name only, In/NotIn with one value.
+void ValidateNodeFieldSelectorRequirement(const api::SelectorRequirement& rq,
+                                          const std::string& path, FieldErrorList& errs) {
+  if (rq.op == "In" || rq.op == "NotIn") {
+    if (rq.values.size() != 1) {
+      errs.push_back(FieldError::Required(
+          path + ".values",
+          "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"));
+    }
+  } else {
+    errs.push_back(FieldError::Invalid(path + ".operator", JsonString(rq.op),
+                                       "not a valid selector operator"));
+  }
+  if (rq.key != "metadata.name") {
+    errs.push_back(
+        FieldError::Invalid(path + ".key", GoQuote(rq.key), "not a valid field selector key"));
+    return;
+  }
+  for (size_t i = 0; i < rq.values.size(); ++i) {
+    AddNameErrors(errs, path + ".values[" + std::to_string(i) + "]", rq.values[i],
+                  IsDNS1123Subdomain(rq.values[i]));
+  }
+}
+
+void ValidateNodeSelectorTerm(const api::NodeSelectorTerm& term, bool check_values,
+                              const std::string& path, FieldErrorList& errs) {
+  for (size_t j = 0; j < term.match_expressions.size(); ++j) {
+    ValidateNodeSelectorRequirement(term.match_expressions[j], check_values,
+                                    path + ".matchExpressions[" + std::to_string(j) + "]", errs);
+  }
+  for (size_t j = 0; j < term.match_fields.size(); ++j) {
+    ValidateNodeFieldSelectorRequirement(term.match_fields[j],
+                                         path + ".matchFields[" + std::to_string(j) + "]", errs);
+  }
+}
+
+// A new pod's spec.nodeSelector (upstream ValidateLabels) and spec.affinity.nodeAffinity
+// (upstream validateNodeAffinity).
+void ValidateNodeSelection(const api::PodSpec& spec, FieldErrorList& errs) {
+  for (const auto& [key, value] : spec.node_selector) {
+    AddNameErrors(errs, "spec.nodeSelector", key, IsQualifiedName(key));
+    AddNameErrors(errs, "spec.nodeSelector", value, IsValidLabelValue(value));
+  }
+  if (!spec.node_affinity) return;
+  const std::string path = "spec.affinity.nodeAffinity";
+  if (const auto& required = spec.node_affinity->required) {
+    const std::string terms =
+        path + ".requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+    if (required->terms.empty()) {
+      errs.push_back(FieldError::Required(terms, "must have at least one node selector term"));
+    }
+    for (size_t i = 0; i < required->terms.size(); ++i) {
+      ValidateNodeSelectorTerm(required->terms[i], /*check_values=*/true,
+                               terms + "[" + std::to_string(i) + "]", errs);
+    }
+  }
+  const auto& preferred = spec.node_affinity->preferred;
+  for (size_t i = 0; i < preferred.size(); ++i) {
+    const std::string term =
+        path + ".preferredDuringSchedulingIgnoredDuringExecution[" + std::to_string(i) + "]";
+    if (preferred[i].weight <= 0 || preferred[i].weight > 100) {
+      errs.push_back(FieldError::Invalid(term + ".weight", std::to_string(preferred[i].weight),
+                                         "must be in the range 1-100"));
+    }
+    ValidateNodeSelectorTerm(preferred[i].preference, /*check_values=*/false, term + ".preference",
+                             errs);
+  }
+}
+
 void ValidateContainers(const Value& spec, FieldErrorList& errs) {
   auto it = spec.FindMember("containers");
   if (it == spec.MemberEnd() || !it->value.IsArray() || it->value.Empty()) {
@@ -259,6 +360,7 @@ FieldErrorList Validate(const ResourceInfo& info, const Value& doc, const TypedO
         break;
       }
       ValidateContainers(spec->value, errs);
+      ValidateNodeSelection(pod.spec, errs);
       FieldErrorList e = ValidateTolerations(pod.spec.tolerations, "spec.tolerations",
                                              AllowComparisonOperators(gates, {}));
       errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));

@@ -263,13 +263,6 @@ int RunServe(const ServeOptions& options) {
     if (!created) return Fail(created.error().message());
     sched = std::move(*created);
     sched->AddEventHandlers(pod_informer.get(), node_informer.get());
-    pod_informer->Start();
-    node_informer->Start();
-    if (!client::WaitForCacheSync({pod_informer.get(), node_informer.get()},
-                                  std::chrono::steady_clock::now() + std::chrono::seconds(60))) {
-      return Fail("the scheduler's informers did not sync within 60 s");
-    }
-    sched->Start();
   }
 
   server::DiscoveryOptions discovery;
@@ -304,6 +297,19 @@ int RunServe(const ServeOptions& options) {
       registry.cache(server::Resource::kPods).size(), ms(start, std::chrono::steady_clock::now()),
       ms(start, store_ready), ms(store_ready, caches_ready));
   std::fflush(stdout);
+
+  // The scheduler is a client of the API server, as kube-scheduler is: it syncs and starts once
+  // the server serves, so a restart with many pods is not held up by it.
+  if (sched) {
+    pod_informer->Start();
+    node_informer->Start();
+    if (!client::WaitForCacheSync({pod_informer.get(), node_informer.get()},
+                                  std::chrono::steady_clock::now() + std::chrono::seconds(60))) {
+      (*http)->Stop();
+      return Fail("the scheduler's informers did not sync within 60 s");
+    }
+    sched->Start();
+  }
 
   sigset_t set;
   sigemptyset(&set);

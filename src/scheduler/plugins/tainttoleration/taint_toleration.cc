@@ -15,7 +15,7 @@ class TaintToleration final : public FilterPlugin,
                               public EnqueueExtensions {
  public:
   explicit TaintToleration(Handle* handle)
-      : handle_(handle), gate_(handle->Gates().taint_toleration_comparison_operators) {}
+      : gate_(handle->Gates().taint_toleration_comparison_operators) {}
 
   std::string_view Name() const override { return kTaintTolerationName; }
 
@@ -29,11 +29,11 @@ class TaintToleration final : public FilterPlugin,
                  ? Status()
                  : Untolerated();
     }
-    const uint64_t cycle = handle_->SchedulingCycle();
+    const uint64_t epoch = EpochFor(pod);
     if (set >= verdicts_.size()) verdicts_.resize(set + 1);
     Verdict& v = verdicts_[set];
-    if (v.cycle != cycle) {
-      v.cycle = cycle;
+    if (v.epoch != epoch) {
+      v.epoch = epoch;
       v.tolerated =
           FindMatchingUntoleratedTaint(n->spec.taints, pod.pod().spec.tolerations,
                                        TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr;
@@ -109,14 +109,27 @@ class TaintToleration final : public FilterPlugin,
     return *s;
   }
 
+  // Verdicts are kept while pods come with the same toleration list: replicas of one template
+  // share one list object (api/interned.h), so a new list object starts a new epoch. Held here,
+  // the list cannot be freed and its address reused by another.
+  uint64_t EpochFor(const PodInfo& pod) {
+    const auto& tolerations = pod.pod().spec.tolerations;
+    if (tolerations.data() != tolerations_.data() || tolerations.size() != tolerations_.size()) {
+      tolerations_ = tolerations;
+      ++epoch_;
+    }
+    return epoch_;
+  }
+
   struct Verdict {
-    uint64_t cycle = 0;
+    uint64_t epoch = 0;
     bool tolerated = false;
   };
 
-  Handle* handle_;
   const bool gate_;
-  std::vector<Verdict> verdicts_;  // by taint set, valid for `cycle`
+  api::SharedList<Toleration> tolerations_;  // the list the verdicts are for
+  uint64_t epoch_ = 1;
+  std::vector<Verdict> verdicts_;  // by taint set, valid for `epoch_`
   std::vector<Toleration> prefer_tolerations_;
 };
 

@@ -36,41 +36,15 @@ fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-api-load.XXXXXX")
 DATA=$TMP/data
-SERVER_PID=""
-URL=""
 CLK_TCK=$(getconf CLK_TCK)
-
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  if kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    for _ in $(seq 1 300); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$SERVER_PID" 2>/dev/null && kill -KILL "$SERVER_PID" 2>/dev/null || true
-  fi
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=""
-}
+# shellcheck source=bench/server.sh
+source bench/server.sh
 cleanup() {
   stop_server
   rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-start_server() {
-  : >"$TMP/server.out"
-  "$BIN" serve --listen 127.0.0.1:0 --data-dir "$DATA" --store sqlite \
-    >"$TMP/server.out" 2>>"$TMP/server.err" &
-  SERVER_PID=$!
-  for _ in $(seq 1 1200); do
-    grep -q "serving on" "$TMP/server.out" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$TMP/server.err" >&2; exit 1; }
-    sleep 0.05
-  done
-  URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/server.out" | head -1)
-  [ -n "$URL" ] || { echo "server did not start" >&2; exit 1; }
-  echo "server pid $SERVER_PID: $(cat "$TMP/server.out")"
-}
 
 cpu_seconds() {  # utime + stime of the server (fields 14, 15 of /proc/PID/stat)
   awk -v t="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$SERVER_PID/stat"
@@ -90,7 +64,7 @@ run() {  # a bounded api_load step
 LOG=$TMP/log.txt
 exec > >(tee "$LOG") 2>&1
 echo "== kubetaint API load: $NODES nodes, $PODS pods, SQLite, $(nproc) cores, runs=$RUNS x ${SECS}s, $BIN"
-start_server
+start_server "$BIN" "$DATA" "$TMP/server"
 
 echo "== populate over HTTP (also figure (f))"
 cpu0=$(cpu_seconds)
@@ -124,7 +98,7 @@ echo "\$ api_load startup --data-dir DATA --runs $RUNS"
 timeout 400 "$LOAD" startup --bin "$BIN" --data-dir "$DATA" --runs "$RUNS"
 
 echo "== after restart: GET and extra create runs (f)"
-start_server
+start_server "$BIN" "$DATA" "$TMP/server"
 echo "(b) VmRSS right after restart (this server): $(rss_mb) MB"
 run get --pods "$PODS" --conns 1,16 --seconds "$SECS" --runs 1
 run create --pods $((PODS / 10)) --conns 16 --runs 2

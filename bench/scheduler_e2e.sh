@@ -29,19 +29,8 @@ fi
 [ -x "$BIN" ] && [ -x "$LOAD" ] || { echo "missing $BIN or $LOAD" >&2; exit 1; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-sched-e2e.XXXXXX")
-SERVER_PID=""
-URL=""
-
-stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  if kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    for _ in $(seq 1 300); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$SERVER_PID" 2>/dev/null && kill -KILL "$SERVER_PID" 2>/dev/null || true
-  fi
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=""
-}
+# shellcheck source=bench/server.sh
+source bench/server.sh
 cleanup() {
   stop_server
   rm -rf "$TMP"
@@ -49,22 +38,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-start_server() {  # start_server NAME [serve flags...]
-  local name=$1
-  shift
-  : >"$TMP/$name.out"
-  "$BIN" serve --listen 127.0.0.1:0 --data-dir "$TMP/$name" --store sqlite "$@" \
-    >"$TMP/$name.out" 2>>"$TMP/$name.err" &
-  SERVER_PID=$!
-  for _ in $(seq 1 1200); do
-    grep -q "serving on" "$TMP/$name.out" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$TMP/$name.err" >&2; exit 1; }
-    sleep 0.05
-  done
-  URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$TMP/$name.out" | head -1)
-  [ -n "$URL" ] || { echo "server did not start" >&2; exit 1; }
-  echo "server pid $SERVER_PID ($*): $(cat "$TMP/$name.out")"
-}
 run() {  # a bounded api_load step
   echo "\$ api_load schedule $* --url $URL --nodes $NODES --pid $SERVER_PID   [loadavg $(cut -d' ' -f1-3 /proc/loadavg)]"
   timeout 600 "$LOAD" schedule "$@" --url "$URL" --nodes "$NODES" --pid "$SERVER_PID"
@@ -75,17 +48,17 @@ exec > >(tee "$LOG") 2>&1
 echo "== kubetaint scheduler end to end: $NODES nodes, $INIT initial + $PODS measured pods per run, SQLite, $(nproc) cores, runs=$RUNS"
 
 echo "== 1. scheduler on: SchedulingBasic"
-start_server basic
+start_server "$BIN" "$TMP/basic" "$TMP/basic"
 run --init-pods "$INIT" --pods "$PODS" --conns 16 --runs "$RUNS"
 stop_server
 
 echo "== 1. scheduler on: taint-heavy"
-start_server taints
+start_server "$BIN" "$TMP/taints" "$TMP/taints"
 run --workload taints --init-pods "$INIT" --pods "$PODS" --conns 16 --runs "$RUNS"
 stop_server
 
 echo "== 2. scheduler off: the same creates"
-start_server off --disable-scheduler
+start_server "$BIN" "$TMP/off" "$TMP/off" --disable-scheduler
 run --create-only 1 --pods "$PODS" --conns 16 --runs "$RUNS"
 stop_server
 

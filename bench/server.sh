@@ -1,0 +1,38 @@
+# Server handling shared by the benchmark scripts (sourced, not run): start `kubetaint serve` on
+# 127.0.0.1:0 with its state in a directory, wait for its "serving on" line, and stop it. Only
+# the PID started here is ever signalled.
+#
+#   source bench/server.sh
+#   start_server "$BIN" DATA_DIR LOG_PREFIX [serve flags...]   # sets SERVER_PID and URL
+#   stop_server
+
+SERVER_PID=""
+URL=""
+
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 1 300); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$SERVER_PID" 2>/dev/null && kill -KILL "$SERVER_PID" 2>/dev/null || true
+  fi
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}
+
+start_server() {
+  local bin=$1 data=$2 log=$3
+  shift 3
+  : >"$log.out"
+  "$bin" serve --listen 127.0.0.1:0 --data-dir "$data" --store sqlite "$@" \
+    >"$log.out" 2>>"$log.err" &
+  SERVER_PID=$!
+  for _ in $(seq 1 1200); do
+    grep -q "serving on" "$log.out" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log.err" >&2; exit 1; }
+    sleep 0.05
+  done
+  URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$log.out" | head -1)
+  [ -n "$URL" ] || { echo "server did not start" >&2; exit 1; }
+  echo "server pid $SERVER_PID${*:+ ($*)}: $(cat "$log.out")"
+}

@@ -17,6 +17,7 @@
 #include "api/codec.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "controllers/tainteviction/controller.h"
 #include "core/time.h"
 #include "core/version.h"
 #include "scheduler/config.h"
@@ -265,6 +266,19 @@ int RunServe(const ServeOptions& options) {
     sched->AddEventHandlers(pod_informer.get(), node_informer.get());
   }
 
+  // The taint eviction controller (kube-controller-manager's), on its own informers.
+  std::unique_ptr<controllers::tainteviction::Controller> taint_eviction;
+  if (ControllerEnabled(options.controllers, controllers::tainteviction::kControllerName)) {
+    controllers::tainteviction::Controller::Options to;
+    to.clock = clock.get();
+    to.client = client.get();
+    to.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    to.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
+    to.gates = options.gates;
+    to.host = HostName();
+    taint_eviction = std::make_unique<controllers::tainteviction::Controller>(std::move(to));
+  }
+
   server::DiscoveryOptions discovery;
   discovery.server_address = options.listen;
   server::ApiServer api(&registry, discovery);
@@ -310,6 +324,7 @@ int RunServe(const ServeOptions& options) {
     }
     sched->Start();
   }
+  if (taint_eviction) taint_eviction->Start();
 
   sigset_t set;
   sigemptyset(&set);
@@ -320,6 +335,7 @@ int RunServe(const ServeOptions& options) {
   std::fprintf(stderr, "kubetaint: %s received, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   (*http)->Stop();
   if (sched) sched->Stop();
+  if (taint_eviction) taint_eviction->Stop();
   if (pod_informer) pod_informer->Stop();
   if (node_informer) node_informer->Stop();
   registry.Stop();

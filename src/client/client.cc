@@ -49,6 +49,15 @@ class InProcessClient : public Client {
                       std::move(done));
   }
 
+  void Get(Resource resource, std::string namespace_, std::string name, GetDone done) override {
+    registry_->Sync(resource, [this, resource, ns = std::move(namespace_), name = std::move(name),
+                               done = std::move(done)] {
+      server::ObjectPtr o = registry_->cache(resource).Get(ns, name);
+      if (!o) return done(server::ApiErr(server::NotFoundError(Info(resource), name)));
+      done(std::move(o));
+    });
+  }
+
   void Bind(std::string namespace_, std::string name, std::string uid, std::string node,
             Done done) override {
     Result<rapidjson::Document> doc = api::ParseJson(BindingJson(namespace_, name, uid, node));

@@ -41,6 +41,7 @@ using server::Subresource;
 
 using WriteDone = std::function<void(ApiResult<store::Bytes>)>;
 using Done = std::function<void(ApiResult<void>)>;
+using GetDone = std::function<void(ApiResult<server::ObjectPtr>)>;
 
 class Client {
  public:
@@ -58,6 +59,9 @@ class Client {
                      api::PatchType type, std::string patch, WriteDone done) = 0;
   virtual void Delete(Resource resource, std::string namespace_, std::string name,
                       server::DeleteOptions options, WriteDone done) = 0;
+  // A live read (not an informer's copy): the object as of every write acknowledged before the
+  // call, or NotFound.
+  virtual void Get(Resource resource, std::string namespace_, std::string name, GetDone done) = 0;
   // pods/binding: assigns the pod to `node`; `uid` (optional) must be the pod's.
   virtual void Bind(std::string namespace_, std::string name, std::string uid, std::string node,
                     Done done) = 0;

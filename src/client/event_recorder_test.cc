@@ -52,6 +52,9 @@ class FakeClient : public Client {
   void Delete(Resource, std::string, std::string, server::DeleteOptions, WriteDone done) override {
     done(store::MakeBytes("{}"));
   }
+  void Get(Resource r, std::string, std::string name, GetDone done) override {
+    done(server::ApiErr(server::NotFoundError(server::Info(r), name)));
+  }
   void Bind(std::string, std::string, std::string, std::string, Done done) override { done({}); }
 
   std::mutex mu;

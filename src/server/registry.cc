@@ -823,6 +823,16 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
                           Subresource sub, Document body, WriteOptions options,
                           WriteCallback done) {
   const std::string name = current->meta().name;
+  // A uid in the body is a precondition (upstream: the update's UID precondition).
+  if (auto bm = body.FindMember("metadata"); bm != body.MemberEnd() && bm->value.IsObject()) {
+    std::string_view uid = StringMember(bm->value, "uid");
+    if (!uid.empty() && uid != current->meta().uid) {
+      return done(ApiErr(ConflictError(info, name,
+                                       "Precondition failed: UID in precondition: " +
+                                           std::string(uid) +
+                                           ", UID in object meta: " + current->meta().uid)));
+    }
+  }
   Document next;
   if (sub == Subresource::kStatus) {
     // The status subresource changes status only.

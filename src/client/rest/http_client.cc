@@ -98,6 +98,8 @@ class Workers {
   std::vector<std::thread> threads_;
 };
 
+Result<ObjectPtr> ToObject(const server::ResourceInfo& info, rapidjson::Document& doc);
+
 class HttpClient : public Client {
  public:
   HttpClient(RestTransport* t, int workers) : t_(t), workers_(workers) {}
@@ -140,6 +142,19 @@ class HttpClient : public Client {
     body += "}";
     Call("DELETE", ResourcePath(server::Info(r), ns, name), std::move(body), "application/json",
          std::move(done));
+  }
+  void Get(Resource r, std::string ns, std::string name, GetDone done) override {
+    workers_.Post([this, r, path = ResourcePath(server::Info(r), ns, name),
+                   done = std::move(done)]() mutable {
+      Result<HttpResult> res = t_->Do("GET", path);
+      if (!res) return done(ApiErr(Unavailable(res.error())));
+      if (res->status != 200) return done(ApiErr(ApiErrorFromResponse(res->status, res->body)));
+      Result<rapidjson::Document> doc = api::ParseJson(res->body);
+      if (!doc) return done(ApiErr(doc.error()));
+      Result<ObjectPtr> o = ToObject(server::Info(r), *doc);
+      if (!o) return done(ApiErr(o.error()));
+      done(std::move(*o));
+    });
   }
   void Bind(std::string ns, std::string name, std::string uid, std::string node,
             Done done) override {

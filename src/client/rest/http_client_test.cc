@@ -65,12 +65,19 @@ TEST_F(HttpClientTest, WritesAndErrorsAreTheServersOwn) {
                                     api::PatchType::kStrategicMergePatch,
                                     R"({"spec":{"unschedulable":true}})");
   ASSERT_TRUE(patched) << patched.error().message;
+  // The answer comes once the write is durable; the cache may apply it a moment later.
+  std::promise<void> synced;
+  registry_->Sync(Resource::kNodes, [&] { synced.set_value(); });
+  synced.get_future().wait();
   EXPECT_TRUE(
       registry_->cache(Resource::kNodes).Get("", "n1")->As<api::Node>()->spec.unschedulable);
 
   ASSERT_TRUE(client_->CreateSync(
       Resource::kPods, "default",
       R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}})"));
+  std::promise<void> pods_synced;
+  registry_->Sync(Resource::kPods, [&] { pods_synced.set_value(); });
+  pods_synced.get_future().wait();
   std::string uid = registry_->cache(Resource::kPods).Get("default", "p")->meta().uid;
   std::promise<ApiResult<void>> bound;
   client_->Bind("default", "p", "not-the-uid", "n1",

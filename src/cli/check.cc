@@ -13,6 +13,7 @@
 #include "api/manifest.h"
 #include "client/rest/http_client.h"
 #include "client/rest/kubeconfig.h"
+#include "controllers/tainteviction/controller.h"
 #include "core/taint_spec.h"
 #include "core/validation.h"
 #include "scheduler/config.h"
@@ -292,19 +293,28 @@ bool PodReport::HasFeasibleNode() const {
   return std::any_of(nodes.begin(), nodes.end(), [](const NodeVerdict& v) { return v.feasible; });
 }
 
-EvictionVerdict EvictionFor(const api::Pod& pod, const api::Node& node, const FeatureGates& gates) {
-  std::vector<Taint> no_execute;
-  for (const Taint& t : node.spec.taints) {
-    if (t.effect == kEffectNoExecute) no_execute.push_back(t);
+namespace {
+
+EvictionVerdict VerdictOf(const controllers::tainteviction::Decision& d) {
+  using controllers::tainteviction::Decision;
+  switch (d.kind) {
+    case Decision::kNow:
+      return {Eviction::kNow, 0};
+    case Decision::kAfter:
+      return {Eviction::kAfter, d.seconds};
+    case Decision::kNone:
+    case Decision::kStay:
+      break;
   }
-  if (no_execute.empty()) return {Eviction::kStays, 0};
-  auto used = GetMatchingTolerations(no_execute, pod.spec.tolerations,
-                                     gates.taint_toleration_comparison_operators);
-  if (!used) return {Eviction::kNow, 0};
-  int64_t seconds = MinTolerationSeconds(*used);
-  if (seconds < 0) return {Eviction::kStays, 0};
-  if (seconds == 0) return {Eviction::kNow, 0};
-  return {Eviction::kAfter, seconds};
+  return {Eviction::kStays, 0};
+}
+
+}  // namespace
+
+EvictionVerdict EvictionFor(const api::Pod& pod, const api::Node& node, const FeatureGates& gates) {
+  return VerdictOf(controllers::tainteviction::Decide(
+      controllers::tainteviction::NoExecuteTaints(node), pod.spec.tolerations,
+      gates.taint_toleration_comparison_operators));
 }
 
 Result<CheckReport> RunCheck(const CheckOptions& options) {
@@ -322,7 +332,14 @@ Result<CheckReport> RunCheck(const CheckOptions& options) {
   Result<std::vector<std::pair<std::string, std::string>>> changes =
       TaintPairs(options.taint_changes);
   if (!changes) return Err(changes.error());
+  // Each changed node's NoExecute taints before the change, for the eviction preview.
+  std::map<std::string, std::vector<Taint>> before;
   for (const auto& [node, spec] : *changes) {
+    auto it = in.nodes.find(node);
+    if (it != in.nodes.end() && before.count(node) == 0) {
+      Result<api::Node> decoded = api::DecodeNode(it->second.doc);
+      if (decoded) before[node] = controllers::tainteviction::NoExecuteTaints(*decoded);
+    }
     if (Status s = ApplyTaintChange(node, spec, in.nodes); !s.ok()) return Err(s);
   }
 
@@ -362,6 +379,45 @@ Result<CheckReport> RunCheck(const CheckOptions& options) {
   }
   for (const ObjectPtr& p : in.cluster_pods) ev.AddPod(p);
   for (const ObjectPtr& p : reported) ev.AddPod(p);
+
+  const bool comparison = options.gates.taint_toleration_comparison_operators;
+  for (const auto& [name, old_taints] : before) {
+    NodeEvictionPreview preview;
+    preview.node = name;
+    preview.no_execute =
+        controllers::tainteviction::NoExecuteTaints(*node_objects.at(name)->As<api::Node>());
+    for (const std::vector<ObjectPtr>* list : {&in.cluster_pods, &reported}) {
+      for (const ObjectPtr& obj : *list) {
+        const api::Pod* pod = obj->As<api::Pod>();
+        if (pod == nullptr || pod->spec.node_name != name) continue;
+        const auto then =
+            controllers::tainteviction::Decide(old_taints, pod->spec.tolerations, comparison);
+        const auto now = controllers::tainteviction::Decide(preview.no_execute,
+                                                            pod->spec.tolerations, comparison);
+        PodEviction e{pod->meta.namespace_, pod->meta.name, VerdictOf(now), false};
+        // A countdown that runs already is kept (semantics.md §6.4); a pod due already goes.
+        using controllers::tainteviction::Decision;
+        if (then.kind == Decision::kNow) {
+          e.verdict = {Eviction::kNow, 0};
+        } else if (then.kind == Decision::kAfter && now.kind == Decision::kAfter) {
+          e.verdict.after_seconds = then.seconds;
+          e.countdown_running = true;
+        }
+        preview.pods.push_back(std::move(e));
+      }
+    }
+    std::sort(preview.pods.begin(), preview.pods.end(),
+              [](const PodEviction& a, const PodEviction& b) {
+                return a.namespace_ != b.namespace_ ? a.namespace_ < b.namespace_
+                                                    : a.name < b.name;
+              });
+    preview.pods.erase(std::unique(preview.pods.begin(), preview.pods.end(),
+                                   [](const PodEviction& a, const PodEviction& b) {
+                                     return a.namespace_ == b.namespace_ && a.name == b.name;
+                                   }),
+                       preview.pods.end());
+    report.evictions.push_back(std::move(preview));
+  }
   if (in.pods.empty() && options.live) {
     // No pods given: explain the cluster's pending ones.
     for (const ObjectPtr& p : in.cluster_pods) {
@@ -462,11 +518,55 @@ void PrintTable(const std::vector<std::string>& header,
 
 }  // namespace
 
+static void WriteEvictionPreview(const CheckReport& report, std::ostream& out) {
+  for (const NodeEvictionPreview& p : report.evictions) {
+    out << "node " << p.node << " after the change: ";
+    if (p.no_execute.empty()) {
+      out << "no NoExecute taint";
+    } else {
+      out << "NoExecute taint(s)";
+      for (const Taint& t : p.no_execute) out << " " << TaintToString(t);
+    }
+    out << "\n";
+    if (p.pods.empty()) {
+      out << "  no pods run there\n\n";
+      continue;
+    }
+    size_t now = 0, later = 0, stay = 0;
+    std::vector<std::vector<std::string>> rows;
+    for (const PodEviction& e : p.pods) {
+      std::string what = EvictionText(e.verdict);
+      if (e.countdown_running) {
+        what = "evict when its running countdown ends (at most " +
+               std::to_string(e.verdict.after_seconds) + "s from now)";
+      }
+      rows.push_back({e.namespace_ + "/" + e.name, what});
+      switch (e.verdict.eviction) {
+        case Eviction::kNow:
+          ++now;
+          break;
+        case Eviction::kAfter:
+          ++later;
+          break;
+        case Eviction::kStays:
+          ++stay;
+          break;
+      }
+    }
+    PrintTable({"POD", "EVICTION"}, rows, out);
+    out << "  " << p.pods.size() << " pod(s): " << now << " evicted now, " << later
+        << " after a countdown, " << stay << " stay\n\n";
+  }
+}
+
 void WriteCheckText(const CheckReport& report, std::ostream& out) {
   for (const std::string& note : report.notes) out << "note: " << note << "\n";
   if (!report.notes.empty()) out << "\n";
+  WriteEvictionPreview(report, out);
   if (report.pods.empty()) {
-    out << "no pods to check (" << report.node_count << " node(s))\n";
+    if (report.evictions.empty()) {
+      out << "no pods to check (" << report.node_count << " node(s))\n";
+    }
     return;
   }
   size_t without_node = 0;
@@ -663,6 +763,42 @@ void WriteCheckJson(const CheckReport& report, std::ostream& out) {
       } else {
         w.Null();
       }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("evictions");
+  w.StartArray();
+  for (const NodeEvictionPreview& p : report.evictions) {
+    w.StartObject();
+    w.Key("node");
+    str(p.node);
+    w.Key("noExecuteTaints");
+    w.StartArray();
+    for (const Taint& t : p.no_execute) str(TaintToString(t));
+    w.EndArray();
+    w.Key("pods");
+    w.StartArray();
+    for (const PodEviction& e : p.pods) {
+      w.StartObject();
+      w.Key("namespace");
+      str(e.namespace_);
+      w.Key("name");
+      str(e.name);
+      w.Key("eviction");
+      str(e.verdict.eviction == Eviction::kNow     ? "now"
+          : e.verdict.eviction == Eviction::kAfter ? "after"
+                                                   : "stays");
+      w.Key("evictAfterSeconds");
+      if (e.verdict.eviction == Eviction::kAfter) {
+        w.Int64(e.verdict.after_seconds);
+      } else {
+        w.Null();
+      }
+      w.Key("countdownRunning");
+      w.Bool(e.countdown_running);
       w.EndObject();
     }
     w.EndArray();

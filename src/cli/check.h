@@ -81,8 +81,26 @@ struct PodReport {
   bool HasFeasibleNode() const;
 };
 
+// What a --taint what-if on a node means for the pods running there, as the taint eviction
+// controller would act on it.
+struct PodEviction {
+  std::string namespace_;
+  std::string name;
+  EvictionVerdict verdict;
+  // The node had NoExecute taints the pod tolerates for a while already: the controller keeps
+  // the countdown it started then, which ends at most `verdict.after_seconds` from now.
+  bool countdown_running = false;
+};
+
+struct NodeEvictionPreview {
+  std::string node;
+  std::vector<Taint> no_execute;  // the node's NoExecute taints after the change
+  std::vector<PodEviction> pods;  // the pods bound to it, by namespace and name
+};
+
 struct CheckReport {
   std::vector<PodReport> pods;
+  std::vector<NodeEvictionPreview> evictions;  // for each node a --taint changed
   size_t node_count = 0;
   std::vector<std::string> notes;  // things worth knowing about the input
 };

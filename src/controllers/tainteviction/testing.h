@@ -82,6 +82,10 @@ class RecordingClient : public client::Client {
         faults_.pop_front();
       }
     }
+    if (fault == Fault::kError || fault == Fault::kConflict) {
+      std::lock_guard<std::mutex> lock(mu_);
+      refused_.push_back(options.precondition_uid.value_or(name));
+    }
     if (fault == Fault::kError) {
       return done(server::ApiErr(server::NewInternalError("injected failure")));
     }
@@ -122,6 +126,22 @@ class RecordingClient : public client::Client {
     std::lock_guard<std::mutex> lock(mu_);
     return deletes_;
   }
+  // The UIDs whose deletes an injected error or conflict refused.
+  std::vector<std::string> Refused() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return refused_;
+  }
+  // Forgets every recorded call (pending faults stay).
+  void ClearRecords() {
+    std::lock_guard<std::mutex> lock(mu_);
+    deletes_.clear();
+    patches_.clear();
+    refused_.clear();
+  }
+  size_t PendingFaults() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return faults_.size();
+  }
   std::vector<Call> StatusPatches() const {
     std::lock_guard<std::mutex> lock(mu_);
     return patches_;
@@ -134,6 +154,7 @@ class RecordingClient : public client::Client {
   std::deque<Fault> faults_;   // guarded by mu_
   std::vector<Call> deletes_;  // guarded by mu_
   std::vector<Call> patches_;  // guarded by mu_
+  std::vector<std::string> refused_;  // guarded by mu_
 };
 
 class Cluster {

@@ -459,6 +459,9 @@ void Controller::FireDue() {
         it->second.state != State::kWaiting) {
       continue;
     }
+    if (options_.on_fire && it->second.timed && it->second.failures == 0) {
+      options_.on_fire(due.when, now);
+    }
     ready_.emplace_back(due.key, due.token);
   }
   Arm();

@@ -109,8 +109,11 @@ class Controller {
     client::Duration retry_max = std::chrono::seconds(30);
     // At most this many evictions are between their first read and their delete's answer.
     int max_in_flight = 512;
-    // Emit events (benchmarks turn them off to measure the rest alone; upstream always emits).
-    std::unique_ptr<client::EventRecorder> recorder;  // default: a core/v1 recorder
+    // Where the events go; default: a core/v1 recorder with the controller's name as source.
+    std::unique_ptr<client::EventRecorder> recorder;
+    // Called on the controller's thread when a countdown runs out and its eviction starts,
+    // with the deadline and the time it started (for measurements).
+    std::function<void(client::Time deadline, client::Time started)> on_fire;
   };
 
   explicit Controller(Options options);

@@ -275,7 +275,8 @@ int RunServe(const ServeOptions& options) {
     to.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
     to.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
     to.gates = options.gates;
-    to.host = HostName();
+    // Upstream's recorder names the component only (EventSource{Component: controllerName}).
+    to.host = "";
     taint_eviction = std::make_unique<controllers::tainteviction::Controller>(std::move(to));
   }
 

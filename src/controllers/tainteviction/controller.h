@@ -100,7 +100,7 @@ class Controller {
     std::unique_ptr<client::ListerWatcher> pods;
     std::unique_ptr<client::ListerWatcher> nodes;
     FeatureGates gates;
-    // The event source's host (kube-controller-manager's hostname).
+    // The event source's host; upstream's controller leaves it empty.
     std::string host;
     // No thread: RunPending drives the controller (tests, simulations).
     bool manual = false;

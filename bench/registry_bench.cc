@@ -8,6 +8,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/codec.h"
 #include "client/client.h"
@@ -99,6 +100,65 @@ void BM_ScheduledEvent(benchmark::State& state) {
   recorder->Stop();
 }
 BENCHMARK(BM_ScheduledEvent);
+
+// An eviction's writes (the taint eviction controller's): the DisruptionTarget condition through
+// pods/status with a UID precondition, then the delete with a UID precondition.
+void BM_EvictPod(benchmark::State& state) {
+  Server s;
+  constexpr int kPods = 20000;
+  std::vector<std::string> uids;
+  for (int i = 0; i < kPods; ++i) {
+    auto r = s.client->CreateSync(Resource::kPods, "default", PodJson(Name(i)));
+    if (!r) std::abort();
+  }
+  std::promise<void> synced;
+  s.registry->Sync(Resource::kPods, [&] { synced.set_value(); });
+  synced.get_future().wait();
+  for (int i = 0; i < kPods; ++i) {
+    uids.push_back(s.registry->cache(Resource::kPods).Get("default", Name(i))->meta().uid);
+  }
+  int i = 0;
+  for (auto _ : state) {
+    if (i == kPods) {
+      state.SkipWithError("out of pods");
+      break;
+    }
+    std::string patch = R"({"metadata":{"uid":")";
+    patch.append(uids[i]).append(
+        R"("},"status":{"conditions":[{"type":"DisruptionTarget","status":"True",)"
+        R"("lastProbeTime":null,"lastTransitionTime":"2026-01-01T00:00:00Z",)"
+        R"("reason":"DeletionByTaintManager","message":"Taint manager: deleting due to NoExecute taint"}]}})");
+    auto p = s.client->PatchSync(Resource::kPods, "default", Name(i), server::Subresource::kStatus,
+                                 api::PatchType::kStrategicMergePatch, std::move(patch));
+    if (!p) state.SkipWithError(p.error().message.c_str());
+    server::DeleteOptions opts;
+    opts.precondition_uid = uids[i];
+    auto d = s.client->DeleteSync(Resource::kPods, "default", Name(i++), opts);
+    if (!d) state.SkipWithError(d.error().message.c_str());
+  }
+}
+BENCHMARK(BM_EvictPod)->Iterations(20000);
+
+void BM_TaintManagerEvent(benchmark::State& state) {
+  Server s;
+  auto clock = client::NewRealClock();
+  auto recorder = client::NewCoreV1Recorder(s.client.get(), clock.get(),
+                                            "taint-eviction-controller", "");
+  api::ObjectReference base;
+  base.kind.append("Pod");
+  base.api_version.append("v1");
+  base.namespace_.append("default");
+  int i = 0;
+  for (auto _ : state) {
+    api::ObjectReference ref = base;
+    ref.name.append("p").append(std::to_string(i++));
+    std::string note("Marking for deletion Pod default/");
+    note.append(ref.name);
+    recorder->Eventf(ref, nullptr, "Normal", "TaintManagerEviction", "", std::move(note));
+  }
+  recorder->Stop();
+}
+BENCHMARK(BM_TaintManagerEvent);
 
 // One stored pod's JSON, as the registry holds it after a create.
 std::string StoredPod() {

@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   serve
       ->add_option("--controllers", serve_options.controllers,
                    "Components to run: '*' runs every one on by default, 'name' enables one, "
-                   "'-name' disables one (known: scheduler)")
+                   "'-name' disables one (known: scheduler, taint-eviction-controller)")
       ->delimiter(',')
       ->capture_default_str();
 

@@ -75,6 +75,14 @@ bool Moot(const server::ApiError& e) {
          (e.code == 409 && e.message.find("Precondition failed: UID") != std::string::npos);
 }
 
+// `t` plus `seconds`, saturating at the latest representable time (tolerationSeconds may be as
+// large as kMaxTolerationSeconds, beyond what nanoseconds since 1970 can hold from now on).
+client::Time After(client::Time t, int64_t seconds) {
+  const int64_t ns_left = (client::Time::max() - t).count();
+  if (seconds >= ns_left / 1'000'000'000) return client::Time::max();
+  return t + std::chrono::seconds(seconds);
+}
+
 }  // namespace
 
 Decision Decide(std::span<const Taint> no_execute_taints, std::span<const Toleration> tolerations,
@@ -363,7 +371,7 @@ void Controller::ProcessPodOnNode(const ObjectPtr& pod, std::span<const Taint> t
     case Decision::kAfter:
       break;
   }
-  const client::Time trigger = now + std::chrono::seconds(d.seconds);
+  const client::Time trigger = After(now, d.seconds);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
     Entry& e = it->second;
@@ -372,7 +380,7 @@ void Controller::ProcessPodOnNode(const ObjectPtr& pod, std::span<const Taint> t
       return;
     }
     // An immediate eviction, or a countdown that started earlier: it stands.
-    if (!e.timed || e.created_at + std::chrono::seconds(d.seconds) < trigger) return;
+    if (!e.timed || After(e.created_at, d.seconds) < trigger) return;
     const client::Time created = e.created_at;
     entries_.erase(it);
     AddWork(pod, created, trigger);

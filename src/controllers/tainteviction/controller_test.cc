@@ -145,7 +145,11 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"EN9", true, {}, "node1", {Cluster::Tol(1, 1), Cluster::Tol(2, 100)},
             Row::kUpdateNode, {1, 2}, 1},
         // Beyond upstream's table: a taint the pod does not tolerate beside one it does.
-        Row{"X1", true, {}, "node1", {kTol1Forever}, Row::kUpdateNode, {1, 2}, 0}),
+        Row{"X1", true, {}, "node1", {kTol1Forever}, Row::kUpdateNode, {1, 2}, 0},
+        // A tolerationSeconds past what nanoseconds since 1970 hold from now: a very long wait,
+        // not an overflow into "now" (upstream's overflow turns it into "for ever").
+        Row{"X2", true, {1}, "node1", {Cluster::Tol(1, 10'000'000'000)}, Row::kNone, {}, -1},
+        Row{"X3", true, {1}, "node1", {Cluster::Tol(1, 7'500'000'000)}, Row::kNone, {}, -1}),
     [](const ::testing::TestParamInfo<Row>& info) { return std::string(info.param.id); });
 
 TEST(TaintEvictionTest, OnlyNoExecuteTaintsEvict) {

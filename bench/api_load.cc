@@ -12,6 +12,8 @@
 //   api_load startup  --bin build/kubetaint --data-dir DIR --runs 3  (exec -> serving -> GET)
 //   api_load schedule --url URL --nodes 5000 --init-pods 1000 --pods 10000 --conns 16 --runs 3
 //                     [--workload basic|taints] [--create-only 1]  (pods created, then bound)
+//   api_load evict    --url URL --nodes 1000 --pods-per-node 100 --conns 16   (mass NoExecute)
+//   api_load evict-node --url URL --nodes 200 --pods-per-node 110        (one node at a time)
 //
 // Objects: namespaces ns-0..ns-9; nodes node-1..node-N (~1.3 KB each); pod i is ns-(i%10)/pod-i,
 // ~2.6 KB of realistic JSON (2 containers with resources, probes, env, volumes, 3 tolerations,
@@ -313,6 +315,82 @@ int OneShot(const Url& url, std::string_view request, std::string* body) {
   if (!c.Connect(url)) return -1;
   return c.RoundTrip(request, body);
 }
+
+// A watch over HTTP: its own thread reads the chunked stream and hands each event line, with
+// the time its bytes were read, to `on_line`; `on_end` runs once when the stream ends (`stopped`:
+// because Stop was called). The buffers are consumed by offset and compacted once per read, so a
+// stream of hundreds of thousands of events costs one pass over its bytes.
+class WatchStream {
+ public:
+  using LineFn = std::function<void(std::string_view line, Clock::time_point read_at)>;
+  using EndFn = std::function<void(bool stopped)>;
+
+  ~WatchStream() { Stop(); }
+  // Sends GET `path` (a watch) and starts reading; false if the server did not answer 200.
+  bool Start(const Url& url, const std::string& path, LineFn on_line, EndFn on_end) {
+    if (!conn_.Connect(url)) return false;
+    if (conn_.StartStream(Request("GET", path)) != 200) return false;
+    // A watch may be quiet for long: no read timeout (Stop shuts the socket down instead); a
+    // large receive buffer, so that a burst of events does not fill the server's stream queue.
+    timeval none{0, 0};
+    ::setsockopt(conn_.fd(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+    int rcvbuf = 8 << 20;
+    ::setsockopt(conn_.fd(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    on_line_ = std::move(on_line);
+    on_end_ = std::move(on_end);
+    thread_ = std::thread([this] { Run(); });
+    return true;
+  }
+  void Stop() {
+    stopping_ = true;
+    if (conn_.fd() >= 0) ::shutdown(conn_.fd(), SHUT_RDWR);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    std::string raw = conn_.buffer();  // bytes read with the header
+    std::string lines;
+    std::vector<char> tmp(1 << 18);
+    Clock::time_point read_at = Clock::now();
+    bool last_chunk = false;
+    while (!last_chunk) {
+      // Chunked transfer encoding: "<hex size>\r\n<payload>\r\n", ending with a 0-size chunk.
+      size_t pos = 0;
+      for (;;) {
+        const size_t eol = raw.find("\r\n", pos);
+        if (eol == std::string::npos) break;
+        const size_t size = std::strtoul(raw.c_str() + pos, nullptr, 16);
+        if (raw.size() < eol + 2 + size + 2) break;
+        lines.append(raw, eol + 2, size);
+        pos = eol + 2 + size + 2;
+        if (size == 0) {
+          last_chunk = true;
+          break;
+        }
+      }
+      raw.erase(0, pos);
+      size_t from = 0;
+      for (size_t nl; (nl = lines.find('\n', from)) != std::string::npos; from = nl + 1) {
+        on_line_(std::string_view(lines).substr(from, nl - from), read_at);
+      }
+      lines.erase(0, from);
+      if (last_chunk) break;
+      const ssize_t n = ::recv(conn_.fd(), tmp.data(), tmp.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      read_at = Clock::now();
+      raw.append(tmp.data(), static_cast<size_t>(n));
+    }
+    if (on_end_) on_end_(stopping_.load());
+  }
+
+  HttpConn conn_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  LineFn on_line_;
+  EndFn on_end_;
+};
 
 // --- Objects -------------------------------------------------------------------------------------
 
@@ -670,7 +748,11 @@ void RunLevels(const Flags& f, const char* tag, const char* what, const Op& op, 
         tag, what, conns, runs, Median(rates), Median(p50s), value,
         [&] {
           std::string s;
-          for (double v : p99s) s += (s.empty() ? "" : "/") + std::to_string(int(v));
+          for (double v : p99s) {
+            // Appended in two steps: GCC 12 at -O3 sees a false -Wrestrict in "/" + string.
+            if (!s.empty()) s += '/';
+            s += std::to_string(int(v));
+          }
           return s;
         }()
             .c_str(),
@@ -1074,16 +1156,16 @@ int CmdStartup(const Flags& f) {
 class BindWatcher {
  public:
   bool Start(const Url& url, const std::string& path) {
-    if (!conn_.Connect(url)) return false;
-    if (conn_.StartStream(Request("GET", path)) != 200) return false;
-    thread_ = std::thread([this] { Run(); });
-    return true;
+    return stream_.Start(
+        url, path, [this](std::string_view line, Clock::time_point) { OnLine(line); },
+        [this](bool stopped) {
+          std::lock_guard<std::mutex> lock(mu_);
+          ended_ = true;
+          if (!stopped) std::fprintf(stderr, "api_load: the pod watch ended early\n");
+          cv_.notify_all();
+        });
   }
-  void Stop() {
-    stopping_ = true;
-    if (conn_.fd() >= 0) ::shutdown(conn_.fd(), SHUT_RDWR);
-    if (thread_.joinable()) thread_.join();
-  }
+  void Stop() { stream_.Stop(); }
   // Waits until `n` pods whose names start with `prefix` are bound, or until `deadline`.
   size_t WaitFor(const std::string& prefix, size_t n, Clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -1104,35 +1186,6 @@ class BindWatcher {
     auto it = counts_.find(prefix);
     return it == counts_.end() ? 0 : it->second;
   }
-  void Run() {
-    std::string raw = conn_.buffer();  // bytes read with the header
-    std::string lines;
-    char tmp[65536];
-    for (;;) {
-      // Chunked transfer encoding: "<hex size>\r\n<payload>\r\n".
-      for (;;) {
-        const size_t eol = raw.find("\r\n");
-        if (eol == std::string::npos) break;
-        const size_t size = std::strtoul(raw.substr(0, eol).c_str(), nullptr, 16);
-        if (raw.size() < eol + 2 + size + 2) break;
-        lines.append(raw, eol + 2, size);
-        raw.erase(0, eol + 2 + size + 2);
-      }
-      size_t nl;
-      while ((nl = lines.find('\n')) != std::string::npos) {
-        OnLine(std::string_view(lines).substr(0, nl));
-        lines.erase(0, nl + 1);
-      }
-      const ssize_t n = ::recv(conn_.fd(), tmp, sizeof(tmp), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      raw.append(tmp, static_cast<size_t>(n));
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    ended_ = true;
-    if (!stopping_) std::fprintf(stderr, "api_load: the pod watch ended early\n");
-    cv_.notify_all();
-  }
   void OnLine(std::string_view line) {
     const size_t node = line.find("\"nodeName\":\"");
     if (node == std::string_view::npos) return;
@@ -1149,14 +1202,12 @@ class BindWatcher {
     cv_.notify_all();
   }
 
-  HttpConn conn_;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Clock::time_point> bound_;  // guarded by mu_
   std::map<std::string, size_t> counts_;            // by name prefix; guarded by mu_
   bool ended_ = false;                              // guarded by mu_
+  WatchStream stream_;  // last: destroyed (and its thread joined) first
 };
 
 int CmdSchedule(const Flags& f) {
@@ -1267,17 +1318,426 @@ int CmdSchedule(const Flags& f) {
   return 0;
 }
 
+// --- evict / evict-node --------------------------------------------------------------------------
+//
+// The NoExecute taint eviction controller end to end (DESIGN.md "Targets": 100,000 pods to evict,
+// all gone in <= 10 s). Pods pod-0..pod-(N*P-1) in ns-0..ns-9 (PodJson), pod i bound at creation
+// to node-((i % N) + 1); the nodes are then tainted bench/evict=x:NoExecute, which no pod
+// tolerates (the pods carry the not-ready/unreachable NoExecute tolerations that
+// DefaultTolerationSeconds adds; they do not match this key). One pod watch over HTTP records,
+// per pod, when a MODIFIED event first showed its DisruptionTarget condition (reason
+// DeletionByTaintManager) and when its DELETED event was read.
+//   evict       every node tainted at once, from --conns connections; the time from the first
+//               taint PATCH to the last pod's DELETED event; then the TaintManagerEviction events
+//               are counted (paged LIST by fieldSelector reason).
+//   evict-node  the nodes tainted one at a time, each once the previous node's pods are gone; per
+//               node, the time from the PATCH's answer to the DELETED event of its last pod.
+// Times are when this process read the events, so they include the watch's delivery.
+
+constexpr std::string_view kEvictTaintPatch =
+    R"({"spec":{"taints":[{"key":"bench/evict","value":"x","effect":"NoExecute"}]}})";
+
+class EvictionWatcher {
+ public:
+  EvictionWatcher(long pods, long nodes)
+      : pods_(pods),
+        nodes_(nodes),
+        disrupted_at_(static_cast<size_t>(pods)),
+        deleted_at_(static_cast<size_t>(pods)),
+        node_deleted_(static_cast<size_t>(nodes) + 1),
+        node_first_(static_cast<size_t>(nodes) + 1),
+        node_last_(static_cast<size_t>(nodes) + 1) {}
+
+  bool Start(const Url& url, const std::string& path) {
+    return stream_.Start(
+        url, path, [this](std::string_view line, Clock::time_point at) { OnLine(line, at); },
+        [this](bool stopped) {
+          std::lock_guard<std::mutex> lock(mu_);
+          ended_ = !stopped;
+          if (!stopped) std::fprintf(stderr, "api_load: the pod watch ended early\n");
+          cv_.notify_all();
+        });
+  }
+  void Stop() { stream_.Stop(); }
+
+  // Waits until `n` pods in all are deleted, or until `deadline`; returns how many are.
+  long WaitDeleted(long n, Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    want_total_ = n;
+    cv_.wait_until(lock, deadline, [&] { return deleted_ >= n || ended_; });
+    want_total_ = -1;
+    return deleted_;
+  }
+  // Waits until `n` pods of node `node` (1-based) are deleted, or until `deadline`.
+  long WaitNode(long node, long n, Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    want_node_ = node;
+    want_node_count_ = n;
+    const size_t k = static_cast<size_t>(node);
+    cv_.wait_until(lock, deadline, [&] { return node_deleted_[k] >= n || ended_; });
+    want_node_ = -1;
+    return node_deleted_[k];
+  }
+
+  struct Snapshot {
+    std::vector<Clock::time_point> disrupted_at, deleted_at;  // per pod; {} = not seen
+    long deleted = 0, disrupted = 0, deleted_with_condition = 0, disrupted_before_deleted = 0;
+    long other_events = 0;
+    bool ended = false;  // the server ended the watch before Stop
+  };
+  Snapshot Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Snapshot s;
+    s.disrupted_at = disrupted_at_;
+    s.deleted_at = deleted_at_;
+    s.deleted = deleted_;
+    s.disrupted = disrupted_;
+    s.deleted_with_condition = deleted_with_condition_;
+    s.disrupted_before_deleted = disrupted_before_deleted_;
+    s.other_events = other_events_;
+    s.ended = ended_;
+    return s;
+  }
+  // The first and last deletion read for node `node` (1-based).
+  std::pair<Clock::time_point, Clock::time_point> NodeSpan(long node) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {node_first_[static_cast<size_t>(node)], node_last_[static_cast<size_t>(node)]};
+  }
+
+ private:
+  void OnLine(std::string_view line, Clock::time_point at) {
+    const bool deleted = line.starts_with(R"({"type":"DELETED")");
+    const bool modified = line.starts_with(R"({"type":"MODIFIED")");
+    long i = -1;
+    if (deleted || modified) {
+      constexpr std::string_view kName = R"("name":"pod-)";
+      const size_t p = line.find(kName);
+      if (p != std::string_view::npos) i = std::atol(line.data() + p + kName.size());
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (i < 0 || i >= pods_) {
+      ++other_events_;
+      return;
+    }
+    const size_t k = static_cast<size_t>(i);
+    const bool condition = line.find("\"DeletionByTaintManager\"") != std::string_view::npos;
+    if (modified) {
+      if (condition && disrupted_at_[k] == Clock::time_point{}) {
+        disrupted_at_[k] = at;
+        ++disrupted_;
+      }
+      return;
+    }
+    if (deleted_at_[k] != Clock::time_point{}) return;
+    deleted_at_[k] = at;
+    ++deleted_;
+    if (condition) ++deleted_with_condition_;
+    if (disrupted_at_[k] != Clock::time_point{}) ++disrupted_before_deleted_;
+    const long node = i % nodes_ + 1;
+    const size_t n = static_cast<size_t>(node);
+    if (node_deleted_[n]++ == 0) node_first_[n] = at;
+    node_last_[n] = at;
+    if ((want_total_ >= 0 && deleted_ >= want_total_) ||
+        (node == want_node_ && node_deleted_[n] >= want_node_count_)) {
+      cv_.notify_all();
+    }
+  }
+
+  const long pods_, nodes_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Clock::time_point> disrupted_at_, deleted_at_;             // guarded by mu_
+  std::vector<long> node_deleted_;                                       // guarded by mu_
+  std::vector<Clock::time_point> node_first_, node_last_;                // guarded by mu_
+  long deleted_ = 0, disrupted_ = 0, deleted_with_condition_ = 0;        // guarded by mu_
+  long disrupted_before_deleted_ = 0, other_events_ = 0;                 // guarded by mu_
+  long want_total_ = -1, want_node_ = -1, want_node_count_ = 0;          // guarded by mu_
+  bool ended_ = false;  // the server ended the watch; guarded by mu_
+  WatchStream stream_;  // last: destroyed (and its thread joined) first
+};
+
+// Namespaces, `nodes` nodes and `nodes * per_node` pods bound to them (as populate does).
+void CreateEvictionCluster(const Url& url, long nodes, long per_node, int conns, const char* tag) {
+  for (int n = 0; n < kNamespaces; ++n) EnsureNamespace(url, "ns-" + std::to_string(n));
+  Op op;
+  op.make = [](int, long k, std::string* req) {
+    *req = Request("POST", "/api/v1/nodes", "application/json", NodeJson(k + 1));
+  };
+  op.ok = [](int s, const std::string&) { return s == 201; };
+  RunResult r = RunClosedLoop(url, conns, nodes, 0, op);
+  PrintRun(tag, "node creates", conns, 1, r);
+  if (r.errors) Die("node creates failed: " + r.first_error);
+  r = CreatePods(url, conns, 0, nodes * per_node, nodes, PodNamespace, 1, tag);
+  if (r.errors) Die("pod creates failed: " + r.first_error);
+}
+
+// Waits, at most `limit_s`, until the server (--pid) has used under 5 % of a core for 0.5 s: the
+// controller has handled the pods' adds, so what follows measures the evictions alone. Returns
+// the seconds waited.
+double WaitServerIdle(double limit_s) {
+  const auto start = Clock::now();
+  if (g_server_pid <= 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return 3;
+  }
+  double cpu = ProcCpuSeconds(g_server_pid);
+  while (Ms(Clock::now() - start) < limit_s * 1000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const double now = ProcCpuSeconds(g_server_pid);
+    if (now - cpu < 0.025) break;
+    cpu = now;
+  }
+  return Ms(Clock::now() - start) / 1000;
+}
+
+// Opens the pod watch from the current resourceVersion.
+void StartPodWatch(const Url& url, EvictionWatcher* watch) {
+  std::string body;
+  if (OneShot(url, Request("GET", "/api/v1/pods?limit=1"), &body) != 200) {
+    Die("listing pods failed: " + body.substr(0, 200));
+  }
+  if (!watch->Start(url, "/api/v1/pods?watch=true&resourceVersion=" + ResourceVersionOf(body))) {
+    Die("cannot watch pods");
+  }
+}
+
+std::string PatchTaint(long node) {
+  return Request("PATCH", "/api/v1/nodes/" + NodeName(node),
+                 "application/strategic-merge-patch+json", kEvictTaintPatch);
+}
+
+struct TaintEventCount {
+  long events = 0;      // with reason TaintManagerEviction
+  long marking = 0;     // "Marking for deletion Pod ns/name"
+  long cancelling = 0;  // "Cancelling deletion of Pod ns/name"
+  long pods_marked = 0; // distinct pods of the bench with a "Marking for deletion" event
+  long pages = 0;
+};
+
+size_t CountOf(const std::string& s, std::string_view what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// Every event with reason TaintManagerEviction, by paged LIST.
+TaintEventCount CountTaintEvents(const Url& url, long pods) {
+  TaintEventCount c;
+  std::vector<char> marked(static_cast<size_t>(pods));
+  std::string token;
+  HttpConn conn;
+  std::string body;
+  for (int page = 0; page < 10000; ++page) {
+    std::string path = "/api/v1/events?fieldSelector=reason%3DTaintManagerEviction&limit=10000";
+    if (!token.empty()) path += "&continue=" + token;
+    if (!conn.connected() && !conn.Connect(url)) Die("connect");
+    const int s = conn.RoundTrip(Request("GET", path), &body);
+    if (s != 200) Die("listing events: status " + std::to_string(s) + " " + body.substr(0, 300));
+    ++c.pages;
+    c.events += static_cast<long>(CountOf(body, R"("reason":"TaintManagerEviction")"));
+    c.cancelling += static_cast<long>(CountOf(body, R"("message":"Cancelling deletion of Pod )"));
+    constexpr std::string_view kMarking = R"("message":"Marking for deletion Pod )";
+    for (size_t p = body.find(kMarking); p != std::string::npos;
+         p = body.find(kMarking, p + kMarking.size())) {
+      ++c.marking;
+      // "ns-N/pod-I"
+      const size_t slash = body.find('/', p + kMarking.size());
+      if (slash == std::string::npos || body.compare(slash + 1, 4, "pod-") != 0) continue;
+      const long i = std::atol(body.c_str() + slash + 5);
+      if (i >= 0 && i < pods && !marked[static_cast<size_t>(i)]) {
+        marked[static_cast<size_t>(i)] = 1;
+        ++c.pods_marked;
+      }
+    }
+    token.clear();
+    constexpr std::string_view kContinue = R"("continue":")";
+    const size_t t = body.find(kContinue);
+    if (t == std::string::npos || t > 512) break;  // in the list's metadata, before the items
+    const size_t from = t + kContinue.size();
+    token = body.substr(from, body.find('"', from) - from);
+    if (token.empty()) break;
+  }
+  return c;
+}
+
+double SinceMs(Clock::time_point at, Clock::time_point from) { return Ms(at - from); }
+
+int CmdEvict(const Flags& f) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const long nodes = f.Int("nodes", 1000);
+  const long per_node = f.Int("pods-per-node", 100);
+  const long pods = nodes * per_node;
+  const int conns = static_cast<int>(f.Int("conns", 16));
+  const double limit_s = f.Double("timeout", 120);
+  CreateEvictionCluster(url, nodes, per_node, conns, "(evict)");
+  std::printf("(evict) server idle after %.1f s\n", WaitServerIdle(60));
+  EvictionWatcher watch(pods, nodes);
+  StartPodWatch(url, &watch);
+
+  Op op;
+  op.make = [](int, long k, std::string* req) { *req = PatchTaint(k + 1); };
+  op.ok = [](int s, const std::string&) { return s == 200; };
+  const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
+  const double host0 = HostBusySeconds();
+  const double self0 = CpuSeconds();
+  const auto t0 = Clock::now();  // before the first taint PATCH is sent
+  RunResult patches = RunClosedLoop(url, conns, nodes, 0, op);
+  const auto t_patched = Clock::now();
+  PrintRun("(evict)", "taint PATCHes", conns, 1, patches);
+  if (patches.errors) Die("taint patches failed: " + patches.first_error);
+  const long got =
+      watch.WaitDeleted(pods, t0 + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(limit_s)));
+  const auto t_waited = Clock::now();
+  const double server_cpu = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) - server0 : -1;
+  const double self_cpu = CpuSeconds() - self0;
+  const double host = HostBusySeconds() - host0;
+  watch.Stop();
+  EvictionWatcher::Snapshot s = watch.Take();
+
+  std::vector<double> deleted_ms, disrupted_ms, disrupt_to_delete_ms;
+  for (long i = 0; i < pods; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    if (s.deleted_at[k] != Clock::time_point{}) deleted_ms.push_back(SinceMs(s.deleted_at[k], t0));
+    if (s.disrupted_at[k] != Clock::time_point{}) {
+      disrupted_ms.push_back(SinceMs(s.disrupted_at[k], t0));
+      if (s.deleted_at[k] != Clock::time_point{}) {
+        disrupt_to_delete_ms.push_back(Ms(s.deleted_at[k] - s.disrupted_at[k]));
+      }
+    }
+  }
+  const double all_s =
+      got >= pods ? *std::max_element(deleted_ms.begin(), deleted_ms.end()) / 1000 : -1;
+  const double wall_s = Ms(t_waited - t0) / 1000;
+  std::printf(
+      "(evict) %ld pods on %ld nodes: %ld deleted; the taint PATCHes took %.2f s; deletions "
+      "read at (from the first PATCH) 1%% %.2f s, 50%% %.2f s, 90%% %.2f s, 99%% %.2f s, last "
+      "%.2f s; DisruptionTarget read in a MODIFIED event: first %.2f s, last %.2f s; "
+      "DisruptionTarget->DELETED p50 %.0f ms p99 %.0f ms\n",
+      pods, nodes, got, Ms(t_patched - t0) / 1000, Percentile(deleted_ms, 0.01) / 1000,
+      Percentile(deleted_ms, 0.5) / 1000, Percentile(deleted_ms, 0.9) / 1000,
+      Percentile(deleted_ms, 0.99) / 1000,
+      deleted_ms.empty() ? 0 : *std::max_element(deleted_ms.begin(), deleted_ms.end()) / 1000,
+      disrupted_ms.empty() ? 0 : *std::min_element(disrupted_ms.begin(), disrupted_ms.end()) / 1000,
+      disrupted_ms.empty() ? 0 : *std::max_element(disrupted_ms.begin(), disrupted_ms.end()) / 1000,
+      Percentile(disrupt_to_delete_ms, 0.5), Percentile(disrupt_to_delete_ms, 0.99));
+  std::printf(
+      "(evict) DisruptionTarget (reason DeletionByTaintManager): in a MODIFIED event before the "
+      "DELETED for %ld pods, in the DELETED event's object for %ld of %ld deleted; other watch "
+      "events %ld%s\n",
+      s.disrupted_before_deleted, s.deleted_with_condition, s.deleted, s.other_events,
+      s.ended ? "; the watch ENDED EARLY" : "");
+  if (server_cpu >= 0) {
+    std::printf(
+        "(evict) CPU from the first PATCH to the last deletion read (%.2f s): server %.2f s "
+        "(%.0f us per pod), this driver %.2f s, other processes %.2f cores\n",
+        wall_s, server_cpu, server_cpu * 1e6 / static_cast<double>(std::max(1L, got)), self_cpu,
+        std::max(0.0, host - server_cpu - self_cpu) / wall_s);
+  }
+  std::fflush(stdout);
+
+  // The events are written after each deletion's answer, asynchronously: poll until every pod
+  // has its "Marking for deletion" event, or 60 s.
+  TaintEventCount ev;
+  double events_s = -1;
+  for (const auto until = Clock::now() + std::chrono::seconds(60);;) {
+    ev = CountTaintEvents(url, pods);
+    if (ev.pods_marked >= pods) {
+      events_s = Ms(Clock::now() - t0) / 1000;
+      break;
+    }
+    if (Clock::now() > until) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::printf(
+      "(evict) events with reason TaintManagerEviction: %ld (%ld pages): %ld \"Marking for "
+      "deletion Pod ns/name\" for %ld distinct pods of %ld, %ld \"Cancelling deletion\"; all "
+      "present by %.1f s after the first PATCH (polled at 1 s)\n",
+      ev.events, ev.pages, ev.marking, ev.pods_marked, pods, ev.cancelling, events_s);
+  std::printf(
+      "(evict) result: pods %ld all_deleted_s %.3f patches_s %.3f p50_deleted_s %.3f "
+      "disruption_target_before_delete %ld marking_events %ld server_cpu_s %.2f target_10s %s\n",
+      pods, all_s, Ms(t_patched - t0) / 1000, Percentile(deleted_ms, 0.5) / 1000,
+      s.disrupted_before_deleted, ev.marking, server_cpu,
+      all_s < 0 ? "MISSED (not all deleted)" : Verdict(all_s, 10, true).c_str());
+  std::fflush(stdout);
+  return got >= pods ? 0 : 1;
+}
+
+int CmdEvictNode(const Flags& f) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const long nodes = f.Int("nodes", 200);
+  const long per_node = f.Int("pods-per-node", 110);
+  const long pods = nodes * per_node;
+  const int conns = static_cast<int>(f.Int("conns", 16));
+  CreateEvictionCluster(url, nodes, per_node, conns, "(evict-node)");
+  std::printf("(evict-node) server idle after %.1f s\n", WaitServerIdle(60));
+  EvictionWatcher watch(pods, nodes);
+  StartPodWatch(url, &watch);
+  HttpConn conn;
+  std::string body;
+  std::vector<double> from_answer, from_send, first_from_answer, patch_ms;
+  long incomplete = 0;
+  for (long node = 1; node <= nodes; ++node) {
+    if (!conn.connected() && !conn.Connect(url)) Die("connect");
+    const auto t_send = Clock::now();
+    const int status = conn.RoundTrip(PatchTaint(node), &body);
+    const auto t_answer = Clock::now();
+    if (status != 200) Die("taint PATCH: status " + std::to_string(status) + " " + body.substr(0, 300));
+    const long n = watch.WaitNode(node, per_node, t_answer + std::chrono::seconds(30));
+    if (n < per_node) {
+      ++incomplete;
+      std::printf("(evict-node) node %ld: only %ld of %ld pods deleted within 30 s\n", node, n,
+                  per_node);
+      continue;
+    }
+    auto [first, last] = watch.NodeSpan(node);
+    patch_ms.push_back(Ms(t_answer - t_send));
+    from_answer.push_back(Ms(last - t_answer));
+    from_send.push_back(Ms(last - t_send));
+    first_from_answer.push_back(Ms(first - t_answer));
+  }
+  watch.Stop();
+  EvictionWatcher::Snapshot s = watch.Take();
+  std::printf(
+      "(evict-node) %ld nodes x %ld pods, tainted one at a time: PATCH answer -> last of its "
+      "pods' DELETED read: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms; PATCH sent -> "
+      "last: p50 %.1f ms p99 %.1f ms; PATCH answer -> first DELETED p50 %.1f ms; PATCH itself "
+      "p50 %.2f ms; nodes not emptied within 30 s: %ld\n",
+      nodes, per_node, Percentile(from_answer, 0.5), Percentile(from_answer, 0.9),
+      Percentile(from_answer, 0.99),
+      from_answer.empty() ? 0 : *std::max_element(from_answer.begin(), from_answer.end()),
+      Percentile(from_send, 0.5), Percentile(from_send, 0.99), Percentile(first_from_answer, 0.5),
+      Percentile(patch_ms, 0.5), incomplete);
+  std::printf(
+      "(evict-node) DisruptionTarget in a MODIFIED event before the DELETED for %ld of %ld "
+      "deleted pods, in the DELETED object for %ld%s\n",
+      s.disrupted_before_deleted, s.deleted, s.deleted_with_condition,
+      s.ended ? "; the watch ENDED EARLY" : "");
+  std::printf("(evict-node) samples_ms:");
+  for (double v : from_answer) std::printf(" %.2f", v);
+  std::printf("\n(evict-node) result: nodes %ld pods_per_node %ld p50_ms %.2f p99_ms %.2f max_ms %.2f incomplete %ld\n",
+              nodes, per_node, Percentile(from_answer, 0.5), Percentile(from_answer, 0.99),
+              from_answer.empty() ? 0 : *std::max_element(from_answer.begin(), from_answer.end()),
+              incomplete);
+  std::fflush(stdout);
+  return incomplete == 0 ? 0 : 1;
+}
+
 void Usage() {
   std::fprintf(
       stderr,
-      "usage: api_load populate|create|get|list|patch|watch|startup|schedule [--flag value]...\n"
+      "usage: api_load populate|create|get|list|patch|watch|startup|schedule|evict|evict-node\n"
+      "       [--flag value]...\n"
       "  common: --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 [--pid SERVER_PID]\n"
       "  populate: --conns 16 --segments 10        create: --pods 15000 --runs 2\n"
       "  get|list|patch: --conns 1,16 --seconds 4 --runs 3\n"
       "  watch: --watchers 100 --events 20 --resource pods|nodes\n"
       "  startup: --bin build/kubetaint --data-dir DIR --runs 3\n"
       "  schedule: --nodes 5000 --init-pods 1000 --pods 10000 --conns 16 --runs 3\n"
-      "            [--workload basic|taints] [--create-only 1]\n");
+      "            [--workload basic|taints] [--create-only 1]\n"
+      "  evict: --nodes 1000 --pods-per-node 100 --conns 16 [--timeout 120]\n"
+      "  evict-node: --nodes 200 --pods-per-node 110\n");
 }
 
 }  // namespace
@@ -1307,6 +1767,8 @@ int main(int argc, char** argv) {
   if (cmd == "watch") return CmdWatch(f);
   if (cmd == "startup") return CmdStartup(f);
   if (cmd == "schedule") return CmdSchedule(f);
+  if (cmd == "evict") return CmdEvict(f);
+  if (cmd == "evict-node") return CmdEvictNode(f);
   Usage();
   return 2;
 }

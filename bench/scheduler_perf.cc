@@ -43,6 +43,7 @@
 #include "api/codec.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "inprocess.h"
 #include "sched_workload.h"
 #include "scheduler/scheduler.h"
 #include "server/registry.h"
@@ -54,31 +55,11 @@ namespace {
 using namespace kt;
 using SteadyClock = std::chrono::steady_clock;
 using server::Resource;
-
-struct Flags {
-  std::map<std::string, std::string> v;
-  std::string Get(const std::string& k, const std::string& d) const {
-    auto it = v.find(k);
-    return it == v.end() ? d : it->second;
-  }
-  long Int(const std::string& k, long d) const {
-    auto it = v.find(k);
-    return it == v.end() ? d : std::strtol(it->second.c_str(), nullptr, 10);
-  }
-};
-
-double Median(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
-
-double Percentile(std::vector<double>& xs, double p) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(xs.size() - 1) + 0.5);
-  return xs[std::min(i, xs.size() - 1)];
-}
+using bench::CpuDelta;
+using bench::HeapInUse;
+using bench::Median;
+using bench::Percentile;
+using bench::ThreadCpu;
 
 std::string NodeJson(int i, bool taints, std::mt19937& rng) {
   return bench::SchedNodeJson("node-" + std::to_string(i), i, taints, rng);
@@ -87,45 +68,6 @@ std::string NodeJson(int i, bool taints, std::mt19937& rng) {
 std::string PodJson(const std::string& name, bool taints, std::mt19937& rng,
                     const std::string& node = "") {
   return bench::SchedPodJson(name, "default", taints, rng, node);
-}
-
-// CPU seconds used so far by this process's threads, summed by thread name.
-std::map<std::string, double> ThreadCpu() {
-  std::map<std::string, double> out;
-  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
-    if (f == nullptr) continue;
-    char buf[1024];
-    const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-    std::fclose(f);
-    buf[n] = '\0';
-    // pid (comm) state ... field 14 utime, 15 stime
-    const char* open = std::strchr(buf, '(');
-    const char* close = std::strrchr(buf, ')');
-    if (open == nullptr || close == nullptr) continue;
-    std::string comm(open + 1, close);
-    unsigned long utime = 0, stime = 0;
-    if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-                    &stime) == 2) {
-      out[comm] += static_cast<double>(utime + stime) / tick;
-    }
-  }
-  return out;
-}
-
-std::string CpuDelta(const std::map<std::string, double>& before,
-                     const std::map<std::string, double>& after) {
-  std::string s;
-  for (const auto& [comm, v] : after) {
-    auto b = before.find(comm);
-    const double d = v - (b == before.end() ? 0 : b->second);
-    if (d < 0.005) continue;
-    char part[96];
-    std::snprintf(part, sizeof(part), "%s%s %.2f s", s.empty() ? "" : ", ", comm.c_str(), d);
-    s += part;
-  }
-  return s;
 }
 
 // Records when each pod is first seen bound, from a watch on the pods cache.
@@ -234,33 +176,7 @@ void StartScheduler(Cluster& c) {
   c.sched->Start();
 }
 
-// Creates `names` pods through the registry from `threads` threads; returns the create times.
-void CreatePods(Cluster& c, const std::vector<std::string>& bodies,
-                std::vector<SteadyClock::time_point>* created) {
-  created->resize(bodies.size());
-  std::atomic<size_t> next{0};
-  std::atomic<size_t> pending{0};
-  std::mutex mu;
-  std::condition_variable cv;
-  for (size_t i = 0; i < bodies.size(); ++i) {
-    (*created)[i] = SteadyClock::now();
-    pending.fetch_add(1);
-    c.client->Create(Resource::kPods, "default", bodies[i], [&](server::ApiResult<store::Bytes> r) {
-      if (!r) std::fprintf(stderr, "create: %s\n", r.error().message.c_str());
-      if (pending.fetch_sub(1) == 1) {
-        std::lock_guard<std::mutex> lock(mu);
-        cv.notify_all();
-      }
-    });
-    // Bounded in flight (SQLite completes asynchronously): like 64 connections.
-    while (pending.load() > 64) std::this_thread::yield();
-  }
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return pending.load() == 0; });
-  (void)next;
-}
-
-Run RunOnce(const Flags& flags, int run) {
+Run RunOnce(const bench::Flags& flags, int run) {
   const int nodes = static_cast<int>(flags.Int("nodes", 5000));
   const int init = static_cast<int>(flags.Int("init-pods", 1000));
   const int pods = static_cast<int>(flags.Int("pods", 10000));
@@ -285,7 +201,7 @@ Run RunOnce(const Flags& flags, int run) {
   std::vector<std::string> bodies;
   for (int i = 0; i < init; ++i)
     bodies.push_back(PodJson("init-" + std::to_string(i), taints, rng));
-  CreatePods(*c, bodies, &created);
+  bench::CreatePods(*c->client, "default", bodies, &created);
   if (!watch->WaitFor(static_cast<size_t>(init), std::chrono::seconds(300))) {
     std::fprintf(stderr, "initial pods not all bound (%zu)\n", watch->bound.size());
   }
@@ -294,7 +210,7 @@ Run RunOnce(const Flags& flags, int run) {
   const uint64_t attempts_before = c->sched->AttemptCount();
   const auto cpu_before = ThreadCpu();
   const auto start = SteadyClock::now();
-  CreatePods(*c, bodies, &created);
+  bench::CreatePods(*c->client, "default", bodies, &created);
   const auto created_all = SteadyClock::now();
   // In the taint workload some pods tolerate no node at all; wait for the others.
   size_t expected = static_cast<size_t>(init + pods);
@@ -331,13 +247,7 @@ Run RunOnce(const Flags& flags, int run) {
   return out;
 }
 
-// Heap bytes in use (glibc).
-size_t HeapInUse() {
-  struct mallinfo2 mi = mallinfo2();
-  return mi.uordblks + mi.hblkhd;
-}
-
-void MeasureMemory(const Flags& flags) {
+void MeasureMemory(const bench::Flags& flags) {
   const int nodes = static_cast<int>(flags.Int("nodes", 5000));
   const int pods = static_cast<int>(flags.Int("memory-pods", 150000));
   std::mt19937 rng(7);
@@ -350,7 +260,7 @@ void MeasureMemory(const Flags& flags) {
         PodJson("pod-" + std::to_string(i), false, rng, "node-" + std::to_string(i % nodes + 1)));
   }
   std::vector<SteadyClock::time_point> created;
-  CreatePods(*c, bodies, &created);
+  bench::CreatePods(*c->client, "default", bodies, &created);
   bodies.clear();
   bodies.shrink_to_fit();
   malloc_trim(0);
@@ -374,17 +284,8 @@ void MeasureMemory(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As kubetaint's main does (src/cli/main.cc): keep freed heap memory rather than handing it
-  // back to the kernel page by page.
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
-  mallopt(M_TOP_PAD, 16 << 20);
-  mallopt(M_MMAP_THRESHOLD, 4 << 20);
-  Flags flags;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    if (k.rfind("--", 0) == 0) k = k.substr(2);
-    flags.v[k] = argv[i + 1];
-  }
+  bench::TuneMalloc();
+  const bench::Flags flags = bench::Flags::Parse(argc, argv);
   if (flags.Int("memory-pods", 0) > 0) {
     MeasureMemory(flags);
     return 0;

@@ -163,6 +163,8 @@ def watch_events(text):
 # taint records what happens to the pods.
 server evict
 run_on s1_victim victim node1
+uid_of s1_uid_victim victim
+uid_victim=$uid
 run_on s1_bystander bystander node2
 uid_of s1_uid_bystander bystander
 uid_bystander=$uid
@@ -219,11 +221,12 @@ assert last and (last[0]["status"], last[0].get("reason")) == want[:2], v[-1]["o
 PY
 
 # 3. The event: `kubectl get events` shows it; its JSON has what upstream's core/v1 recorder
-# writes (involved object without uid: the controller names the pod by namespace/name only).
+# writes, except that the involved object carries the pod's uid (upstream leaves it out, which
+# hides the events from `kubectl describe pod`).
 event_row s1_events victim "Marking for deletion Pod default/victim"
 check s1_events lacks 'bystander'
 events_json s1_events_json victim
-check_py s1_events_json "one TaintManagerEviction event from taint-eviction-controller" <<'PY'
+check_py s1_events_json "one TaintManagerEviction event from taint-eviction-controller" <<PY
 items = doc["items"]
 assert len(items) == 1, items
 e = items[0]
@@ -235,7 +238,7 @@ assert e["source"] == {"component": "taint-eviction-controller"}, e.get("source"
 assert e.get("reportingComponent") == "taint-eviction-controller", e
 assert not e.get("reportingInstance"), e
 assert e["involvedObject"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "default",
-                               "name": "victim"}, e["involvedObject"]
+                               "name": "victim", "uid": "$uid_victim"}, e["involvedObject"]
 assert e["metadata"]["namespace"] == "default", e["metadata"]
 assert e.get("count") == 1, e
 assert e.get("firstTimestamp") and e.get("lastTimestamp"), e
@@ -280,9 +283,7 @@ check s4_events lacks 'Cancelling'
 
 # --- 5. the taint removed within the 5 s ----------------------------------------------------
 # Same pod; the taint is removed while the countdown runs: the pod is still there 7 s after
-# the taint was added, and the cancellation is an event. `kubectl describe pod` filters events
-# by the pod's uid, and the controller's events (as upstream's) name the pod without one, so
-# describe lists none of them.
+# the taint was added, and the cancellation is an event, which `kubectl describe pod` lists.
 server cancel
 create s5_create "$tmp/tol5.yaml"
 uid_of s5_uid tol5
@@ -307,7 +308,8 @@ assert got == [("Normal", "TaintManagerEviction", "Cancelling deletion of Pod de
                 "taint-eviction-controller", 1)], got
 PY
 kc s5_describe2 describe pod tol5
-check s5_describe2 rc 0 has '^Tolerations: +k=v:NoExecute for 5s$' has '^Events: +<none>$'
+check s5_describe2 rc 0 has '^Tolerations: +k=v:NoExecute for 5s$' \
+  has '^  Normal +TaintManagerEviction +[0-9a-z]+ +taint-eviction-controller +Cancelling deletion of Pod default/tol5$'
 
 # --- 6. the seeds' pod ----------------------------------------------------------------------
 # examples/seed-two-tolerations-pod.yaml (seeds 000/001: tolerations key1=value1 NoSchedule and

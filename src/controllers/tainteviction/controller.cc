@@ -600,6 +600,9 @@ void Controller::Event(const api::Pod& pod, std::string message) {
   ref.kind = "Pod";
   ref.namespace_ = pod.meta.namespace_;
   ref.name = pod.meta.name;
+  // Upstream names the pod without its UID, so `kubectl describe pod` (which selects events by
+  // involvedObject.uid) never lists them; with it, describe shows them.
+  ref.uid = pod.meta.uid;
   recorder_->Eventf(ref, nullptr, client::kEventTypeNormal, kEventReason, "", std::move(message));
 }
 

@@ -27,7 +27,8 @@
 // Before the delete, the pod gets the DisruptionTarget condition (reason
 // DeletionByTaintManager) through pods/status; the events `Marking for deletion Pod ns/name` and
 // `Cancelling deletion of Pod ns/name` (reason TaintManagerEviction) go through a core/v1 event
-// recorder with the controller's name as source.
+// recorder with the controller's name as source. Unlike upstream's, they name the pod with its
+// UID, so that `kubectl describe pod` shows them.
 //
 // Timers: one heap of deadlines for every pending eviction, with one Clock timer armed for the
 // earliest; nothing per pod but the heap entry and the map entry.

@@ -1446,12 +1446,12 @@ class EvictionWatcher {
   const long pods_, nodes_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Clock::time_point> disrupted_at_, deleted_at_;             // guarded by mu_
-  std::vector<long> node_deleted_;                                       // guarded by mu_
-  std::vector<Clock::time_point> node_first_, node_last_;                // guarded by mu_
-  long deleted_ = 0, disrupted_ = 0, deleted_with_condition_ = 0;        // guarded by mu_
-  long disrupted_before_deleted_ = 0, other_events_ = 0;                 // guarded by mu_
-  long want_total_ = -1, want_node_ = -1, want_node_count_ = 0;          // guarded by mu_
+  std::vector<Clock::time_point> disrupted_at_, deleted_at_;       // guarded by mu_
+  std::vector<long> node_deleted_;                                 // guarded by mu_
+  std::vector<Clock::time_point> node_first_, node_last_;          // guarded by mu_
+  long deleted_ = 0, disrupted_ = 0, deleted_with_condition_ = 0;  // guarded by mu_
+  long disrupted_before_deleted_ = 0, other_events_ = 0;           // guarded by mu_
+  long want_total_ = -1, want_node_ = -1, want_node_count_ = 0;    // guarded by mu_
   bool ended_ = false;  // the server ended the watch; guarded by mu_
   WatchStream stream_;  // last: destroyed (and its thread joined) first
 };
@@ -1507,10 +1507,10 @@ std::string PatchTaint(long node) {
 }
 
 struct TaintEventCount {
-  long events = 0;      // with reason TaintManagerEviction
-  long marking = 0;     // "Marking for deletion Pod ns/name"
-  long cancelling = 0;  // "Cancelling deletion of Pod ns/name"
-  long pods_marked = 0; // distinct pods of the bench with a "Marking for deletion" event
+  long events = 0;       // with reason TaintManagerEviction
+  long marking = 0;      // "Marking for deletion Pod ns/name"
+  long cancelling = 0;   // "Cancelling deletion of Pod ns/name"
+  long pods_marked = 0;  // distinct pods of the bench with a "Marking for deletion" event
   long pages = 0;
 };
 
@@ -1585,9 +1585,8 @@ int CmdEvict(const Flags& f) {
   const auto t_patched = Clock::now();
   PrintRun("(evict)", "taint PATCHes", conns, 1, patches);
   if (patches.errors) Die("taint patches failed: " + patches.first_error);
-  const long got =
-      watch.WaitDeleted(pods, t0 + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(limit_s)));
+  const long got = watch.WaitDeleted(pods, t0 + std::chrono::duration_cast<Clock::duration>(
+                                                    std::chrono::duration<double>(limit_s)));
   const auto t_waited = Clock::now();
   const double server_cpu = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) - server0 : -1;
   const double self_cpu = CpuSeconds() - self0;
@@ -1683,7 +1682,8 @@ int CmdEvictNode(const Flags& f) {
     const auto t_send = Clock::now();
     const int status = conn.RoundTrip(PatchTaint(node), &body);
     const auto t_answer = Clock::now();
-    if (status != 200) Die("taint PATCH: status " + std::to_string(status) + " " + body.substr(0, 300));
+    if (status != 200)
+      Die("taint PATCH: status " + std::to_string(status) + " " + body.substr(0, 300));
     const long n = watch.WaitNode(node, per_node, t_answer + std::chrono::seconds(30));
     if (n < per_node) {
       ++incomplete;
@@ -1716,10 +1716,12 @@ int CmdEvictNode(const Flags& f) {
       s.ended ? "; the watch ENDED EARLY" : "");
   std::printf("(evict-node) samples_ms:");
   for (double v : from_answer) std::printf(" %.2f", v);
-  std::printf("\n(evict-node) result: nodes %ld pods_per_node %ld p50_ms %.2f p99_ms %.2f max_ms %.2f incomplete %ld\n",
-              nodes, per_node, Percentile(from_answer, 0.5), Percentile(from_answer, 0.99),
-              from_answer.empty() ? 0 : *std::max_element(from_answer.begin(), from_answer.end()),
-              incomplete);
+  std::printf(
+      "\n(evict-node) result: nodes %ld pods_per_node %ld p50_ms %.2f p99_ms %.2f max_ms %.2f "
+      "incomplete %ld\n",
+      nodes, per_node, Percentile(from_answer, 0.5), Percentile(from_answer, 0.99),
+      from_answer.empty() ? 0 : *std::max_element(from_answer.begin(), from_answer.end()),
+      incomplete);
   std::fflush(stdout);
   return incomplete == 0 ? 0 : 1;
 }

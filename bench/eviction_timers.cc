@@ -33,6 +33,13 @@
 //      lateness splits into the countdown firing and the eviction's writes; a Clock wrapped
 //      around the real one records how late each of the controller's timer callbacks ran.
 //
+// With the defaults every node is tainted within a fraction of a second, so the ~9,400 pods of
+// each tolerationSeconds value fall due in the same instant, once a second: their lateness is
+// then bounded by how fast evictions go, not by the timers. To see the timers at a rate the
+// evictions sustain, spread the deadlines:
+//   eviction_timers --only timers --min-seconds 5 --max-seconds 124 --taint-over-ms 1000
+// (150,000 deadlines spread evenly over 120 s: 1,250 a second; about 2.5 minutes a run).
+//
 // Medians over the runs are printed. Everything is bounded: each wait has a deadline.
 #include <malloc.h>
 
@@ -69,8 +76,7 @@ constexpr char kTaintPatch[] =
     R"({"spec":{"taints":[{"key":"bench/evict","value":"x","effect":"NoExecute"}]}})";
 
 int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             SteadyClock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
       .count();
 }
 
@@ -281,7 +287,8 @@ std::unique_ptr<Cluster> NewCluster(const Shape& shape) {
   std::mt19937 rng(7);
   for (long n = 1; n <= shape.nodes; ++n) {
     auto r = c->client->CreateSync(
-        Resource::kNodes, "", bench::SchedNodeJson("node-" + std::to_string(n), static_cast<int>(n), false, rng));
+        Resource::kNodes, "",
+        bench::SchedNodeJson("node-" + std::to_string(n), static_cast<int>(n), false, rng));
     if (!r) {
       std::fprintf(stderr, "node: %s\n", r.error().message.c_str());
       std::exit(1);
@@ -330,9 +337,9 @@ std::vector<int64_t> TaintAll(client::Client& c, const Shape& shape,
     if (over.count() > 0) {
       std::this_thread::sleep_until(start + over * (n - 1) / shape.nodes);
     }
-    auto r = c.PatchSync(Resource::kNodes, "", "node-" + std::to_string(n),
-                         server::Subresource::kNone, api::PatchType::kStrategicMergePatch,
-                         kTaintPatch);
+    auto r =
+        c.PatchSync(Resource::kNodes, "", "node-" + std::to_string(n), server::Subresource::kNone,
+                    api::PatchType::kStrategicMergePatch, kTaintPatch);
     if (!r) {
       std::fprintf(stderr, "taint: %s\n", r.error().message.c_str());
       std::exit(1);
@@ -400,7 +407,8 @@ MemoryRun MeasureMemory(const Shape& shape, bool events) {
       "PendingCount() = %zu (%zu with their own tolerationSeconds, none due): +%.1f MB = %.0f "
       "bytes per pending eviction\n",
       Mb(h0), pods_seen, Mb(out.informers), shape.nodes, Mb(out.node_writes), handle_s, pending,
-      timed_right, Mb(out.countdowns), out.countdowns / static_cast<double>(std::max<size_t>(1, pending)));
+      timed_right, Mb(out.countdowns),
+      out.countdowns / static_cast<double>(std::max<size_t>(1, pending)));
   std::fflush(stdout);
   if (pending != static_cast<size_t>(shape.pods)) {
     std::fprintf(stderr, "expected %ld pending evictions, got %zu\n", shape.pods, pending);
@@ -513,13 +521,12 @@ TimerRun MeasureTimers(const Shape& shape, bool events, std::chrono::millisecond
       shape.nodes, taint_s, bench::Percentile(seen_vs_return, 0.5),
       seen_vs_return.empty() ? 0 : seen_vs_return.front(),
       seen_vs_return.empty() ? 0 : seen_vs_return.back(), out.deleted, shape.pods,
-      all ? "" : " (TIMED OUT)", out.p50, out.p99,
-      out.max, out.min, 100.0 * static_cast<double>(within10) / static_cast<double>(std::max(1L, out.deleted)),
+      all ? "" : " (TIMED OUT)", out.p50, out.p99, out.max, out.min,
+      100.0 * static_cast<double>(within10) / static_cast<double>(std::max(1L, out.deleted)),
       out.start_p50, out.start_p99, out.start_max, out.patch_p99, out.delete_sent_p99,
       bench::Percentile(work, 0.5), bench::Percentile(work, 0.99), timer_late.size(),
       bench::Percentile(timer_late, 0.5), bench::Percentile(timer_late, 0.99),
-      timer_late.empty() ? 0 : timer_late.back(),
-      bench::CpuDelta(cpu_before, cpu_after).c_str());
+      timer_late.empty() ? 0 : timer_late.back(), bench::CpuDelta(cpu_before, cpu_after).c_str());
   std::fflush(stdout);
   return out;
 }
@@ -557,8 +564,7 @@ int main(int argc, char** argv) {
       "eviction_timers: %ld nodes, %ld pods, tolerationSeconds %ld..%ld, events %s, taints over "
       "%lld ms, %d runs, %u cores\n",
       shape.nodes, shape.pods, shape.min_s, shape.max_s, events ? "on" : "off",
-      static_cast<long long>(over.count()), runs,
-      std::thread::hardware_concurrency());
+      static_cast<long long>(over.count()), runs, std::thread::hardware_concurrency());
   std::vector<double> inf, nodes_mb, cd, p50, p99, mx, sp99, taint_s;
   for (int r = 1; r <= runs; ++r) {
     std::printf("run %d\n", r);

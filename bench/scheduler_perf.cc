@@ -54,12 +54,12 @@ namespace {
 
 using namespace kt;
 using SteadyClock = std::chrono::steady_clock;
-using server::Resource;
 using bench::CpuDelta;
 using bench::HeapInUse;
 using bench::Median;
 using bench::Percentile;
 using bench::ThreadCpu;
+using server::Resource;
 
 std::string NodeJson(int i, bool taints, std::mt19937& rng) {
   return bench::SchedNodeJson("node-" + std::to_string(i), i, taints, rng);

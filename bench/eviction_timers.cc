@@ -31,7 +31,9 @@
 //      in-process one also records, per pod, when the controller started the eviction (its live
 //      GET of the pod), wrote the DisruptionTarget condition and sent the DELETE, so the
 //      lateness splits into the countdown firing and the eviction's writes; a Clock wrapped
-//      around the real one records how late each of the controller's timer callbacks ran.
+//      around the real one records how late each of the controller's timer callbacks ran; and
+//      the controller's own on_fire hook gives, for each countdown that ran out, its exact
+//      deadline and when its eviction started: the "fires within 10 ms" figure.
 //
 // With the defaults every node is tainted within a fraction of a second, so the ~9,400 pods of
 // each tolerationSeconds value fall due in the same instant, once a second: their lateness is
@@ -314,6 +316,18 @@ std::unique_ptr<Cluster> NewCluster(const Shape& shape) {
   return c;
 }
 
+// The controller's own report of each countdown that ran out: its deadline and when its
+// eviction started (Options::on_fire, on the controller's thread).
+struct FireLog {
+  std::mutex mu;
+  std::vector<double> late_ms;  // guarded by mu
+
+  void Add(client::Time deadline, client::Time started) {
+    std::lock_guard<std::mutex> lock(mu);
+    late_ms.push_back(std::chrono::duration<double, std::milli>(started - deadline).count());
+  }
+};
+
 TaintController::Options ControllerOptions(client::Clock* clock, client::Client* client,
                                            server::Registry& registry, bool manual, bool events) {
   TaintController::Options o;
@@ -422,6 +436,7 @@ struct TimerRun {
   double p50 = 0, p99 = 0, max = 0, min = 0;  // deletion lateness, ms
   double start_p50 = 0, start_p99 = 0, start_max = 0;
   double patch_p99 = 0, delete_sent_p99 = 0;
+  double fire_p50 = 0, fire_p99 = 0, fire_max = 0;  // the controller's on_fire
   double taint_s = 0;
   long deleted = 0;
 };
@@ -439,8 +454,13 @@ TimerRun MeasureTimers(const Shape& shape, bool events, std::chrono::millisecond
   auto& node_cache = c->registry->cache(Resource::kNodes);
   auto node_handle = node_cache.StartWatch(node_cache.revision(), server::ObjectFilter(), taints);
   if (!node_handle) std::exit(1);
-  auto controller = std::make_unique<TaintController>(
-      ControllerOptions(&clock, &recording, *c->registry, /*manual=*/false, events));
+  FireLog fires;
+  TaintController::Options options =
+      ControllerOptions(&clock, &recording, *c->registry, /*manual=*/false, events);
+  options.on_fire = [&fires](client::Time deadline, client::Time started) {
+    fires.Add(deadline, started);
+  };
+  auto controller = std::make_unique<TaintController>(std::move(options));
   controller->Start();
   // Synced, and the controller's thread idle (it has handled every pod's add).
   const auto sync_deadline = SteadyClock::now() + std::chrono::seconds(120);
@@ -479,6 +499,13 @@ TimerRun MeasureTimers(const Shape& shape, bool events, std::chrono::millisecond
   timer_late.erase(timer_late.begin(),
                    timer_late.begin() + static_cast<std::ptrdiff_t>(timers_before));
   std::sort(timer_late.begin(), timer_late.end());
+  std::vector<double> fire_late = fires.late_ms;  // the controller's thread has stopped
+  std::sort(fire_late.begin(), fire_late.end());
+  long fired_within10 = 0;
+  for (double v : fire_late) fired_within10 += v <= 10.0;
+  const double fire_p50 = bench::Percentile(fire_late, 0.5);
+  const double fire_p99 = bench::Percentile(fire_late, 0.99);
+  const double fire_max = fire_late.empty() ? 0 : fire_late.back();
   std::vector<double> late, start_late, patch_late, sent_late, work;
   for (long i = 0; i < shape.pods; ++i) {
     const int64_t seen = taints->tainted.Get(shape.NodeOf(i));
@@ -505,6 +532,9 @@ TimerRun MeasureTimers(const Shape& shape, bool events, std::chrono::millisecond
   out.start_max = start_late.empty() ? 0 : start_late.back();
   out.patch_p99 = bench::Percentile(patch_late, 0.99);
   out.delete_sent_p99 = bench::Percentile(sent_late, 0.99);
+  out.fire_p50 = fire_p50;
+  out.fire_p99 = fire_p99;
+  out.fire_max = fire_max;
   long within10 = 0;
   for (double v : late) within10 += v <= 10.0;
   std::printf(
@@ -515,6 +545,8 @@ TimerRun MeasureTimers(const Shape& shape, bool events, std::chrono::millisecond
       "      lateness of the eviction's start (live GET of the pod): p50 %.2f ms, p99 %.2f ms, max "
       "%.2f ms; of the DisruptionTarget patch p99 %.2f ms; of the DELETE sent p99 %.2f ms; "
       "start -> deletion in the cache p50 %.2f ms p99 %.2f ms\n"
+      "      countdowns run out (the controller's on_fire: its deadline -> its eviction "
+      "started): %zu, late by p50 %.2f ms, p99 %.2f ms, max %.2f ms, %.2f %% within 10 ms\n"
       "      timer callbacks of the controller's clock: %zu, late by p50 %.2f ms, p99 %.2f ms, max "
       "%.2f ms\n"
       "      cpu by thread while tainting and evicting: %s\n",
@@ -524,8 +556,12 @@ TimerRun MeasureTimers(const Shape& shape, bool events, std::chrono::millisecond
       all ? "" : " (TIMED OUT)", out.p50, out.p99, out.max, out.min,
       100.0 * static_cast<double>(within10) / static_cast<double>(std::max(1L, out.deleted)),
       out.start_p50, out.start_p99, out.start_max, out.patch_p99, out.delete_sent_p99,
-      bench::Percentile(work, 0.5), bench::Percentile(work, 0.99), timer_late.size(),
-      bench::Percentile(timer_late, 0.5), bench::Percentile(timer_late, 0.99),
+      bench::Percentile(work, 0.5), bench::Percentile(work, 0.99), fire_late.size(),
+      bench::Percentile(fire_late, 0.5), bench::Percentile(fire_late, 0.99),
+      fire_late.empty() ? 0 : fire_late.back(),
+      100.0 * static_cast<double>(fired_within10) /
+          static_cast<double>(std::max<size_t>(1, fire_late.size())),
+      timer_late.size(), bench::Percentile(timer_late, 0.5), bench::Percentile(timer_late, 0.99),
       timer_late.empty() ? 0 : timer_late.back(), bench::CpuDelta(cpu_before, cpu_after).c_str());
   std::fflush(stdout);
   return out;
@@ -565,7 +601,7 @@ int main(int argc, char** argv) {
       "%lld ms, %d runs, %u cores\n",
       shape.nodes, shape.pods, shape.min_s, shape.max_s, events ? "on" : "off",
       static_cast<long long>(over.count()), runs, std::thread::hardware_concurrency());
-  std::vector<double> inf, nodes_mb, cd, p50, p99, mx, sp99, taint_s;
+  std::vector<double> inf, nodes_mb, cd, p50, p99, mx, sp99, taint_s, f50, f99, fmax;
   for (int r = 1; r <= runs; ++r) {
     std::printf("run %d\n", r);
     if (only != "timers") {
@@ -581,6 +617,9 @@ int main(int argc, char** argv) {
       mx.push_back(t.max);
       sp99.push_back(t.start_p99);
       taint_s.push_back(t.taint_s);
+      f50.push_back(t.fire_p50);
+      f99.push_back(t.fire_p99);
+      fmax.push_back(t.fire_max);
     }
   }
   if (!cd.empty()) {
@@ -594,10 +633,14 @@ int main(int argc, char** argv) {
   }
   if (!p99.empty()) {
     std::printf(
-        "(b) timers, median of %d runs: deletion lateness p50 %.2f ms, p99 %.2f ms (runs %s; "
-        "target <= 10 ms: %s), max %.2f ms (runs %s); eviction start lateness p99 %.2f ms (runs "
-        "%s); tainting the nodes took %.2f s\n",
-        runs, bench::Median(p50), bench::Median(p99), Runs(p99).c_str(),
+        "(b) timers, median of %d runs: countdowns run out -> eviction started (on_fire) p50 %.2f "
+        "ms, p99 %.2f ms (runs %s; target <= 10 ms: %s), max %.2f ms (runs %s); deletion reaching "
+        "the cache, against the taint in the cache + tolerationSeconds: p50 %.2f ms, p99 %.2f ms "
+        "(runs %s: %s), max %.2f ms (runs %s); live GET of the pod p99 %.2f ms (runs %s); "
+        "tainting the nodes took %.2f s\n",
+        runs, bench::Median(f50), bench::Median(f99), Runs(f99).c_str(),
+        bench::Median(f99) <= 10 ? "MET" : "MISSED", bench::Median(fmax), Runs(fmax).c_str(),
+        bench::Median(p50), bench::Median(p99), Runs(p99).c_str(),
         bench::Median(p99) <= 10 ? "MET" : "MISSED", bench::Median(mx), Runs(mx).c_str(),
         bench::Median(sp99), Runs(sp99).c_str(), bench::Median(taint_s));
   }

@@ -112,8 +112,9 @@ class Controller {
     int max_in_flight = 512;
     // Where the events go; default: a core/v1 recorder with the controller's name as source.
     std::unique_ptr<client::EventRecorder> recorder;
-    // Called on the controller's thread when a countdown runs out and its eviction starts,
-    // with the deadline and the time it started (for measurements).
+    // Called on the controller's thread when a countdown runs out and its pod is queued for
+    // eviction (which starts once fewer than max_in_flight are under way), with the deadline
+    // and the time it ran out (for measurements).
     std::function<void(client::Time deadline, client::Time started)> on_fire;
   };
 

@@ -10,6 +10,7 @@
 #include "core/time.h"
 #include "core/validation.h"
 #include "server/object.h"
+#include "server/validation.h"
 
 namespace kt::server {
 
@@ -134,251 +135,6 @@ std::string_view QosClass(const Value& pod) {
   }
   if (!any) return "BestEffort";
   return guaranteed ? "Guaranteed" : "Burstable";
-}
-
-void AddNameErrors(FieldErrorList& errs, std::string_view field, std::string_view value,
-                   const std::vector<std::string>& messages) {
-  for (const std::string& m : messages) {
-    errs.push_back(FieldError::Invalid(std::string(field), GoQuote(value), m));
-  }
-}
-
-void ValidateMeta(const ResourceInfo& info, const api::ObjectMeta& meta, FieldErrorList& errs) {
-  if (meta.name.empty()) {
-    errs.push_back(FieldError::Required("metadata.name", "name or generateName is required"));
-  } else if (info.resource == Resource::kNamespaces) {
-    AddNameErrors(errs, "metadata.name", meta.name, IsDNS1123Label(meta.name));
-  } else {
-    AddNameErrors(errs, "metadata.name", meta.name, IsDNS1123Subdomain(meta.name));
-  }
-  for (const auto& [key, value] : meta.labels) {
-    AddNameErrors(errs, "metadata.labels", key, IsQualifiedName(key));
-    AddNameErrors(errs, "metadata.labels", value, IsValidLabelValue(value));
-  }
-  for (const auto& [key, value] : meta.annotations) {
-    std::vector<std::string> messages = IsQualifiedName(key);
-    for (std::string& m : messages) {
-      errs.push_back(FieldError::Invalid("metadata.annotations", GoQuote(key), std::move(m)));
-    }
-  }
-}
-
-// Upstream ValidateNodeSelectorRequirement (pkg/apis/core/validation), for a required term
-// (label values checked) or a preferred one (not checked).
-void ValidateNodeSelectorRequirement(const api::SelectorRequirement& rq, bool check_values,
-                                     const std::string& path, FieldErrorList& errs) {
-  const std::string values = path + ".values";
-  if (rq.op == "In" || rq.op == "NotIn") {
-    if (rq.values.empty()) {
-      errs.push_back(
-          FieldError::Required(values, "must be specified when `operator` is 'In' or 'NotIn'"));
-    }
-  } else if (rq.op == "Exists" || rq.op == "DoesNotExist") {
-    if (!rq.values.empty()) {
-      errs.push_back(FieldError::Forbidden(
-          values, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
-    }
-  } else if (rq.op == "Gt" || rq.op == "Lt") {
-    if (rq.values.size() != 1) {
-      errs.push_back(FieldError::Required(
-          values, "must be specified single value when `operator` is 'Lt' or 'Gt'"));
-    }
-  } else {
-    errs.push_back(FieldError::Invalid(path + ".operator", JsonString(rq.op),
-                                       "not a valid selector operator"));
-  }
-  AddNameErrors(errs, path + ".key", rq.key, IsQualifiedName(rq.key));
-  if (!check_values) return;
-  for (size_t i = 0; i < rq.values.size(); ++i) {
-    AddNameErrors(errs, values + "[" + std::to_string(i) + "]", rq.values[i],
-                  IsValidLabelValue(rq.values[i]));
-  }
-}
-
-// Upstream ValidateNodeFieldSelectorRequirement: metadata.name only, In/NotIn with one value.
-void ValidateNodeFieldSelectorRequirement(const api::SelectorRequirement& rq,
-                                          const std::string& path, FieldErrorList& errs) {
-  if (rq.op == "In" || rq.op == "NotIn") {
-    if (rq.values.size() != 1) {
-      errs.push_back(FieldError::Required(
-          path + ".values",
-          "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"));
-    }
-  } else {
-    errs.push_back(FieldError::Invalid(path + ".operator", JsonString(rq.op),
-                                       "not a valid selector operator"));
-  }
-  if (rq.key != "metadata.name") {
-    errs.push_back(
-        FieldError::Invalid(path + ".key", GoQuote(rq.key), "not a valid field selector key"));
-    return;
-  }
-  for (size_t i = 0; i < rq.values.size(); ++i) {
-    AddNameErrors(errs, path + ".values[" + std::to_string(i) + "]", rq.values[i],
-                  IsDNS1123Subdomain(rq.values[i]));
-  }
-}
-
-void ValidateNodeSelectorTerm(const api::NodeSelectorTerm& term, bool check_values,
-                              const std::string& path, FieldErrorList& errs) {
-  for (size_t j = 0; j < term.match_expressions.size(); ++j) {
-    ValidateNodeSelectorRequirement(term.match_expressions[j], check_values,
-                                    path + ".matchExpressions[" + std::to_string(j) + "]", errs);
-  }
-  for (size_t j = 0; j < term.match_fields.size(); ++j) {
-    ValidateNodeFieldSelectorRequirement(term.match_fields[j],
-                                         path + ".matchFields[" + std::to_string(j) + "]", errs);
-  }
-}
-
-// A new pod's spec.nodeSelector (upstream ValidateLabels) and spec.affinity.nodeAffinity
-// (upstream validateNodeAffinity).
-void ValidateNodeSelection(const api::PodSpec& spec, FieldErrorList& errs) {
-  for (const auto& [key, value] : spec.node_selector) {
-    AddNameErrors(errs, "spec.nodeSelector", key, IsQualifiedName(key));
-    AddNameErrors(errs, "spec.nodeSelector", value, IsValidLabelValue(value));
-  }
-  if (!spec.node_affinity) return;
-  const std::string path = "spec.affinity.nodeAffinity";
-  if (const auto& required = spec.node_affinity->required) {
-    const std::string terms =
-        path + ".requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
-    if (required->terms.empty()) {
-      errs.push_back(FieldError::Required(terms, "must have at least one node selector term"));
-    }
-    for (size_t i = 0; i < required->terms.size(); ++i) {
-      ValidateNodeSelectorTerm(required->terms[i], /*check_values=*/true,
-                               terms + "[" + std::to_string(i) + "]", errs);
-    }
-  }
-  const auto& preferred = spec.node_affinity->preferred;
-  for (size_t i = 0; i < preferred.size(); ++i) {
-    const std::string term =
-        path + ".preferredDuringSchedulingIgnoredDuringExecution[" + std::to_string(i) + "]";
-    if (preferred[i].weight <= 0 || preferred[i].weight > 100) {
-      errs.push_back(FieldError::Invalid(term + ".weight", std::to_string(preferred[i].weight),
-                                         "must be in the range 1-100"));
-    }
-    ValidateNodeSelectorTerm(preferred[i].preference, /*check_values=*/false, term + ".preference",
-                             errs);
-  }
-}
-
-void ValidateContainers(const Value& spec, FieldErrorList& errs) {
-  auto it = spec.FindMember("containers");
-  if (it == spec.MemberEnd() || !it->value.IsArray() || it->value.Empty()) {
-    errs.push_back(FieldError::Required("spec.containers"));
-  }
-  for (const char* list : {"initContainers", "containers"}) {
-    auto l = spec.FindMember(list);
-    if (l == spec.MemberEnd() || !l->value.IsArray()) continue;
-    std::vector<std::string_view> seen;
-    for (rapidjson::SizeType i = 0; i < l->value.Size(); ++i) {
-      const Value& c = l->value[i];
-      const std::string path = std::string("spec.") + list + "[" + std::to_string(i) + "]";
-      std::string_view name = StringMember(c, "name");
-      if (name.empty()) {
-        errs.push_back(FieldError::Required(path + ".name"));
-      } else {
-        AddNameErrors(errs, path + ".name", name, IsDNS1123Label(name));
-        for (std::string_view s : seen) {
-          if (s == name) errs.push_back(FieldError::Duplicate(path + ".name", GoQuote(name)));
-        }
-        seen.push_back(name);
-      }
-      if (StringMember(c, "image").empty()) errs.push_back(FieldError::Required(path + ".image"));
-    }
-  }
-}
-
-// The pod spec with the fields an update may change masked out (upstream ValidatePodUpdate).
-Value MaskedPodSpec(const Value& pod, Alloc& alloc) {
-  auto it = pod.FindMember("spec");
-  if (it == pod.MemberEnd()) return Value(rapidjson::kObjectType);
-  Value spec(it->value, alloc);
-  if (!spec.IsObject()) return spec;
-  for (const char* list : {"containers", "initContainers"}) {
-    auto l = spec.FindMember(list);
-    if (l == spec.MemberEnd() || !l->value.IsArray()) continue;
-    for (Value& c : l->value.GetArray()) {
-      if (c.IsObject()) c.RemoveMember("image");
-    }
-  }
-  for (const char* name : {"tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds",
-                           "schedulingGates"}) {
-    spec.RemoveMember(name);
-  }
-  return spec;
-}
-
-constexpr std::string_view kPodUpdateForbidden =
-    "pod updates may not change fields other than `spec.containers[*].image`,"
-    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
-    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
-    "to 1 if it was previously negative)";
-
-FieldErrorList Validate(const ResourceInfo& info, const Value& doc, const TypedObject& typed,
-                        const Value* old_doc, const TypedObject* old_typed,
-                        const FeatureGates& gates) {
-  FieldErrorList errs;
-  if (const api::ObjectMeta* meta = MetaOf(typed)) ValidateMeta(info, *meta, errs);
-  switch (info.resource) {
-    case Resource::kNodes: {
-      const api::Node& node = *typed.Get<api::Node>();
-      FieldErrorList e = ValidateNodeTaints(node.spec.taints, "metadata.taints");
-      errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
-      break;
-    }
-    case Resource::kPods: {
-      const api::Pod& pod = *typed.Get<api::Pod>();
-      auto spec = doc.FindMember("spec");
-      if (spec == doc.MemberEnd() || !spec->value.IsObject()) {
-        errs.push_back(FieldError::Required("spec.containers"));
-        break;
-      }
-      if (old_typed != nullptr) {
-        const api::Pod& old = *old_typed->Get<api::Pod>();
-        Document scratch;
-        if (MaskedPodSpec(doc, scratch.GetAllocator()) !=
-            MaskedPodSpec(*old_doc, scratch.GetAllocator())) {
-          errs.push_back(FieldError::Forbidden("spec", std::string(kPodUpdateForbidden)));
-          break;
-        }
-        FieldErrorList e =
-            ValidatePodTolerationsUpdate(old.spec.tolerations, pod.spec.tolerations, gates);
-        errs.insert(errs.end(), std::make_move_iterator(e.begin()),
-                    std::make_move_iterator(e.end()));
-        // Scheduling gates can only be removed (upstream validateSchedulingGates on update).
-        for (const std::string& gate : pod.spec.scheduling_gates) {
-          if (std::find(old.spec.scheduling_gates.begin(), old.spec.scheduling_gates.end(), gate) ==
-              old.spec.scheduling_gates.end()) {
-            errs.push_back(FieldError::Forbidden(
-                "spec.schedulingGates",
-                "only deletion is allowed, but found new scheduling gate '" + gate + "'"));
-          }
-        }
-        break;
-      }
-      ValidateContainers(spec->value, errs);
-      ValidateNodeSelection(pod.spec, errs);
-      FieldErrorList e = ValidateTolerations(pod.spec.tolerations, "spec.tolerations",
-                                             AllowComparisonOperators(gates, {}));
-      errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
-      break;
-    }
-    case Resource::kDaemonSets: {
-      const api::DaemonSet& ds = *typed.Get<api::DaemonSet>();
-      if (!ds.selector) errs.push_back(FieldError::Required("spec.selector"));
-      FieldErrorList e =
-          ValidateTolerations(ds.template_.spec.tolerations, "spec.template.spec.tolerations",
-                              AllowComparisonOperators(gates, {}));
-      errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
-      break;
-    }
-    default:
-      break;
-  }
-  return errs;
 }
 
 // Checks kind and apiVersion against the resource and fills them in when absent.
@@ -724,7 +480,7 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
               ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
                                      std::string(info.version) + "\" cannot be handled as a " +
                                      std::string(info.kind) + ": " + typed.error().message())));
-        FieldErrorList errs = Validate(info, doc, *typed, nullptr, nullptr, options_.gates);
+        FieldErrorList errs = ValidateObject(info, doc, *typed, nullptr, nullptr, options_.gates);
         const std::string name(StringMember(meta, "name"));
         if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
         if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
@@ -827,10 +583,10 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   if (auto bm = body.FindMember("metadata"); bm != body.MemberEnd() && bm->value.IsObject()) {
     std::string_view uid = StringMember(bm->value, "uid");
     if (!uid.empty() && uid != current->meta().uid) {
-      return done(ApiErr(ConflictError(info, name,
-                                       "Precondition failed: UID in precondition: " +
-                                           std::string(uid) +
-                                           ", UID in object meta: " + current->meta().uid)));
+      return done(
+          ApiErr(ConflictError(info, name,
+                               "Precondition failed: UID in precondition: " + std::string(uid) +
+                                   ", UID in object meta: " + current->meta().uid)));
     }
   }
   Document next;
@@ -880,7 +636,7 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
                                        std::string(info.version) + "\" cannot be handled as a " +
                                        std::string(info.kind) + ": " + typed.error().message())));
   }
-  FieldErrorList errs = Validate(info, next, *typed, &old, &current->typed, options_.gates);
+  FieldErrorList errs = ValidateObject(info, next, *typed, &old, &current->typed, options_.gates);
   if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
   if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
     if (Status a = admission::ValidatePriorityClassDefault(*pc, false, PriorityClassLister());

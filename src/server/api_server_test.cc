@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -203,6 +204,14 @@ class ApiServerTest : public ::testing::Test {
   Snapshot Snap() {
     Snapshot s;
     s.revision = Rev();
+    // A list's resourceVersion is its cache's revision, which follows writes to every resource
+    // a moment behind the store: compare lists only once each cache has reached the store.
+    for (Resource res : {Resource::kPods, Resource::kNodes, Resource::kNamespaces}) {
+      auto caught_up = std::make_shared<std::promise<void>>();
+      std::future<void> done = caught_up->get_future();
+      registry_->cache(res).AfterRevision(s.revision, [caught_up] { caught_up->set_value(); });
+      EXPECT_EQ(done.wait_for(kTimeout), std::future_status::ready) << "the caches lag";
+    }
     for (auto [path, out] :
          {std::pair{"/api/v1/pods", &s.pods}, std::pair{"/api/v1/nodes", &s.nodes},
           std::pair{"/api/v1/namespaces", &s.namespaces}}) {

@@ -1,5 +1,7 @@
 #include "admission/priority.h"
 
+#include "api/codec.h"
+
 namespace kt::admission {
 
 namespace {
@@ -109,6 +111,34 @@ Status ValidatePriorityClassDefault(const api::PriorityClass& pc, bool create,
                      " is already marked as default. Only one default can exist");
   }
   return Status::Ok();
+}
+
+Verdict Priority::Admit(Attributes& a, const Listers& listers) const {
+  if (!a.IsPods() || !a.subresource.empty() || a.object == nullptr) return Allow();
+  if (a.operation == Operation::kCreate) {
+    if (Status s = AdmitPodPriorityOnCreate(*a.object, listers.priority_classes); !s.ok()) {
+      return Reject(Rejection::Forbidden(s.message()));
+    }
+  } else if (a.operation == Operation::kUpdate && a.old_object != nullptr) {
+    AdmitPodPriorityOnUpdate(*a.object, *a.old_object);
+  }
+  return Allow();
+}
+
+Verdict Priority::Validate(const Attributes& a, const Listers& listers) const {
+  const bool priority_classes =
+      a.group == "scheduling.k8s.io" && a.resource == "priorityclasses" && a.subresource.empty();
+  if (!priority_classes || a.object == nullptr || a.operation == Operation::kDelete) {
+    return Allow();
+  }
+  Result<api::PriorityClass> pc = api::DecodePriorityClass(*a.object);
+  if (!pc) return Allow();  // validation has refused it already
+  if (Status s = ValidatePriorityClassDefault(*pc, a.operation == Operation::kCreate,
+                                              listers.priority_classes);
+      !s.ok()) {
+    return Reject(Rejection::Forbidden(s.message()));
+  }
+  return Allow();
 }
 
 }  // namespace kt::admission

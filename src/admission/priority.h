@@ -7,29 +7,30 @@
 //   - an update keeps the priority and preemptionPolicy the pod was created with;
 //   - only one PriorityClass may be the globalDefault.
 //
-// Errors are kForbidden with upstream's text; the caller renders them as
-// `pods "x" is forbidden: <text>`.
+// Errors are kForbidden with upstream's text; the chain's caller renders them as
+// `pods "x" is forbidden: <text>`. The plugin acts on pods and priorityclasses, never on
+// subresources.
 //
-// Thread safety: pure functions over their arguments.
+// Thread safety: the plugin is immutable; the functions are pure over their arguments.
 #pragma once
-
-#include <functional>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
 
 #include <rapidjson/document.h>
 
+#include "admission/plugin.h"
 #include "api/types.h"
 #include "core/status.h"
 
 namespace kt::admission {
 
-// The PriorityClasses that exist, as the plugin reads them.
-struct PriorityClasses {
-  std::function<std::optional<api::PriorityClass>(std::string_view name)> get;
-  std::function<std::vector<api::PriorityClass>()> list;
+class Priority : public Plugin {
+ public:
+  static constexpr std::string_view kName = "Priority";
+
+  std::string_view Name() const override { return kName; }
+  // Pods: AdmitPodPriorityOnCreate / AdmitPodPriorityOnUpdate.
+  Verdict Admit(Attributes& a, const Listers& listers) const override;
+  // PriorityClasses: ValidatePriorityClassDefault.
+  Verdict Validate(const Attributes& a, const Listers& listers) const override;
 };
 
 // Sets spec.priority, spec.priorityClassName (the default class's) and spec.preemptionPolicy of

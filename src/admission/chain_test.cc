@@ -1,0 +1,166 @@
+// The admission chain: which plugins kube-apiserver's flags turn on (upstream
+// staging/src/k8s.io/apiserver/pkg/server/options/admission.go Validate and
+// enabledPluginNames), with its error messages, and the order plugins run in.
+#include "admission/chain.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "admission/default_toleration_seconds.h"
+
+namespace kt::admission {
+namespace {
+
+std::vector<std::string_view> Names(std::span<const PluginInfo* const> plugins) {
+  std::vector<std::string_view> out;
+  for (const PluginInfo* p : plugins) out.push_back(p->name);
+  return out;
+}
+
+// The names EnabledPlugins picks from `known` for the two flags, or "error: <message>".
+std::string Picked(std::span<const PluginInfo> known, std::vector<std::string> enable,
+                   std::vector<std::string> disable) {
+  Config c;
+  c.enable_plugins = std::move(enable);
+  c.disable_plugins = std::move(disable);
+  Result<std::vector<const PluginInfo*>> r = EnabledPlugins(known, c);
+  if (!r) return "error: " + r.error().message();
+  std::string out;
+  for (std::string_view n : Names(*r)) {
+    if (!out.empty()) out += ",";
+    out += n;
+  }
+  return out;
+}
+
+TEST(ChainTest, KubetaintsPluginsAreUpstreamsDefaultOnesInUpstreamsOrder) {
+  const std::string all = "NamespaceLifecycle,Priority,DefaultTolerationSeconds";
+  EXPECT_EQ(Picked(KnownPlugins(), {}, {}), all);
+  EXPECT_EQ(Picked(KnownPlugins(), {"DefaultTolerationSeconds", "NamespaceLifecycle"}, {}), all)
+      << "enabling a default plugin changes nothing, nor does the flag's order";
+  EXPECT_EQ(Picked(KnownPlugins(), {}, {"DefaultTolerationSeconds"}),
+            "NamespaceLifecycle,Priority");
+  EXPECT_EQ(Picked(KnownPlugins(), {}, {"Priority", "NamespaceLifecycle"}),
+            "DefaultTolerationSeconds");
+  EXPECT_EQ(DefaultChain()->Names(),
+            (std::vector<std::string_view>{"NamespaceLifecycle", "Priority",
+                                           "DefaultTolerationSeconds"}));
+}
+
+TEST(ChainTest, BadFlagsGetKubeApiserversMessages) {
+  EXPECT_EQ(Picked(KnownPlugins(), {"PodNodeSelector"}, {}),
+            "error: enable-admission-plugins plugin \"PodNodeSelector\" is unknown");
+  EXPECT_EQ(Picked(KnownPlugins(), {}, {"Bogus"}),
+            "error: disable-admission-plugins plugin \"Bogus\" is unknown");
+  EXPECT_EQ(Picked(KnownPlugins(), {"Priority", "DefaultTolerationSeconds"},
+                   {"Priority", "DefaultTolerationSeconds"}),
+            "error: [DefaultTolerationSeconds Priority] in enable-admission-plugins and "
+            "disable-admission-plugins overlapped");
+  // Several errors read as Go's aggregate: bracketed, comma-separated, each once.
+  EXPECT_EQ(Picked(KnownPlugins(), {"A", "A", "Priority"}, {"B", "Priority"}),
+            "error: [enable-admission-plugins plugin \"A\" is unknown, "
+            "disable-admission-plugins plugin \"B\" is unknown, [Priority] in "
+            "enable-admission-plugins and disable-admission-plugins overlapped]");
+  Config bad;
+  bad.enable_plugins = {"NamespaceExists"};
+  ASSERT_FALSE(NewChain(bad));
+  EXPECT_EQ(NewChain(bad).error().message(),
+            "enable-admission-plugins plugin \"NamespaceExists\" is unknown");
+}
+
+// Upstream's AlwaysDeny, as a plugin that is off unless enabled.
+class AlwaysDeny : public Plugin {
+ public:
+  std::string_view Name() const override { return "AlwaysDeny"; }
+  Verdict Admit(Attributes&, const Listers&) const override {
+    return Reject(Rejection::Forbidden("admission control is denying all modifications"));
+  }
+};
+
+TEST(ChainTest, EnablingADefaultOffPluginTurnsItOn) {
+  const PluginInfo known[] = {
+      KnownPlugins()[0],
+      {"AlwaysDeny", false,
+       [](const Config&) -> std::unique_ptr<Plugin> { return std::make_unique<AlwaysDeny>(); }},
+  };
+  EXPECT_EQ(Picked(known, {}, {}), "NamespaceLifecycle");
+  EXPECT_EQ(Picked(known, {"AlwaysDeny"}, {}), "NamespaceLifecycle,AlwaysDeny");
+  EXPECT_EQ(Picked(known, {}, {"AlwaysDeny"}), "NamespaceLifecycle");
+}
+
+Listers OneNamespace() {
+  Listers l;
+  l.namespaces.phase = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "default") return "Active";
+    return std::nullopt;
+  };
+  l.priority_classes.get = [](std::string_view) { return std::optional<api::PriorityClass>(); };
+  l.priority_classes.list = [] { return std::vector<api::PriorityClass>(); };
+  return l;
+}
+
+rapidjson::Document Pod(const char* spec) {
+  rapidjson::Document d;
+  d.Parse((std::string(R"({"metadata":{"name":"p"},"spec":)") + spec + "}").c_str());
+  return d;
+}
+
+TEST(ChainTest, PluginsRunInOrderAndTheFirstRefusalEndsTheRequest) {
+  const Listers listers = OneNamespace();
+  // NamespaceLifecycle runs first: a missing namespace is reported, not the missing class, and
+  // nothing after it touched the pod.
+  rapidjson::Document pod = Pod(R"({"priorityClassName":"nope"})");
+  Attributes a{.operation = Operation::kCreate,
+               .resource = "pods",
+               .namespace_ = "elsewhere",
+               .name = "p",
+               .object = &pod};
+  Verdict v = DefaultChain()->Admit(a, listers);
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().code, StatusCode::kNotFound);
+  EXPECT_FALSE(pod["spec"].HasMember("tolerations"));
+  // Then Priority refuses the class before DefaultTolerationSeconds runs.
+  a.namespace_ = "default";
+  v = DefaultChain()->Admit(a, listers);
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().message, "no PriorityClass with name nope was found");
+  EXPECT_FALSE(pod["spec"].HasMember("tolerations"));
+  // A good pod goes through every mutating plugin.
+  rapidjson::Document good = Pod("{}");
+  a.object = &good;
+  ASSERT_TRUE(DefaultChain()->Admit(a, listers));
+  EXPECT_EQ(good["spec"]["priority"].GetInt(), 0);
+  EXPECT_EQ(good["spec"]["tolerations"].Size(), 2u);
+  EXPECT_TRUE(DefaultChain()->Validate(a, listers));
+}
+
+TEST(ChainTest, TheFlagsReachThePlugins) {
+  Config c;
+  c.default_not_ready_toleration_seconds = 60;
+  c.default_unreachable_toleration_seconds = 7;
+  Result<std::shared_ptr<const Chain>> chain = NewChain(c);
+  ASSERT_TRUE(chain);
+  rapidjson::Document pod = Pod("{}");
+  Attributes a{.operation = Operation::kCreate,
+               .resource = "pods",
+               .namespace_ = "default",
+               .name = "p",
+               .object = &pod};
+  ASSERT_TRUE((*chain)->Admit(a, OneNamespace()));
+  EXPECT_EQ(pod["spec"]["tolerations"][0]["tolerationSeconds"].GetInt64(), 60);
+  EXPECT_EQ(pod["spec"]["tolerations"][1]["tolerationSeconds"].GetInt64(), 7);
+
+  c.disable_plugins = {std::string(DefaultTolerationSeconds::kName)};
+  chain = NewChain(c);
+  ASSERT_TRUE(chain);
+  rapidjson::Document plain = Pod("{}");
+  a.object = &plain;
+  ASSERT_TRUE((*chain)->Admit(a, OneNamespace()));
+  EXPECT_FALSE(plain["spec"].HasMember("tolerations"));
+}
+
+}  // namespace
+}  // namespace kt::admission

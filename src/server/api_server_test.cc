@@ -879,9 +879,13 @@ TEST_F(ApiServerTest, RemovingOrChangingATolerationIsForbidden) {
                       R"({"key":"extra","operator":"Exists","effect":"NoSchedule"}]}})",
                       "application/strategic-merge-patch+json");
   ASSERT_EQ(r.status, 200) << r.body;
+  // The list replaced the stored one; DefaultTolerationSeconds appended its two again.
   Json p1 = GetJson(kP1);
-  EXPECT_EQ(p1.Size("/spec/tolerations"), 2u);
+  EXPECT_EQ(p1.Size("/spec/tolerations"), 4u);
   EXPECT_EQ(p1.Int("/spec/tolerations/0/tolerationSeconds"), 5);
+  EXPECT_EQ(p1.Str("/spec/tolerations/1/key"), "extra");
+  EXPECT_EQ(p1.Str("/spec/tolerations/2/key"), "node.kubernetes.io/not-ready");
+  EXPECT_EQ(p1.Str("/spec/tolerations/3/key"), "node.kubernetes.io/unreachable");
 }
 
 TEST_F(ApiServerTest, BindingTwiceIsConflict) {

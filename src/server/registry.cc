@@ -286,26 +286,87 @@ Registry::Registry(store::Store* store, Options options)
   for (const ResourceInfo& info : AllResources()) {
     caches_[static_cast<size_t>(info.resource)] = std::make_unique<WatchCache>(info, store_);
   }
+  listers_ = MakeListers();
 }
 
 Registry::~Registry() { Stop(); }
 
-admission::PriorityClasses Registry::PriorityClassLister() {
-  WatchCache* cache = &this->cache(Resource::kPriorityClasses);
-  return admission::PriorityClasses{
-      [cache](std::string_view name) -> std::optional<api::PriorityClass> {
-        ObjectPtr o = cache->Get("", name);
-        const api::PriorityClass* pc = o ? o->As<api::PriorityClass>() : nullptr;
-        if (pc == nullptr) return std::nullopt;
-        return *pc;
-      },
-      [cache] {
-        std::vector<api::PriorityClass> out;
-        for (const ObjectPtr& o : cache->List(ObjectFilter()).items) {
-          if (const api::PriorityClass* pc = o->As<api::PriorityClass>()) out.push_back(*pc);
-        }
-        return out;
-      }};
+admission::Listers Registry::MakeListers() {
+  WatchCache* namespaces = &cache(Resource::kNamespaces);
+  WatchCache* classes = &cache(Resource::kPriorityClasses);
+  admission::Listers l;
+  l.namespaces.phase = [namespaces](std::string_view name) -> std::optional<std::string> {
+    ObjectPtr o = namespaces->Get("", name);
+    if (!o) return std::nullopt;
+    const api::Namespace* ns = o->As<api::Namespace>();
+    return ns ? ns->phase : std::string();
+  };
+  l.priority_classes.get = [classes](std::string_view name) -> std::optional<api::PriorityClass> {
+    ObjectPtr o = classes->Get("", name);
+    const api::PriorityClass* pc = o ? o->As<api::PriorityClass>() : nullptr;
+    if (pc == nullptr) return std::nullopt;
+    return *pc;
+  };
+  l.priority_classes.list = [classes] {
+    std::vector<api::PriorityClass> out;
+    for (const ObjectPtr& o : classes->List(ObjectFilter()).items) {
+      if (const api::PriorityClass* pc = o->As<api::PriorityClass>()) out.push_back(*pc);
+    }
+    return out;
+  };
+  return l;
+}
+
+namespace {
+
+// The name upstream's admission errors give the object (admission extractResourceName): the
+// request's, else the body's name or generateName, else "Unknown".
+std::string AdmissionObjectName(const admission::Attributes& a) {
+  if (!a.name.empty()) return std::string(a.name);
+  if (a.object != nullptr && a.object->IsObject()) {
+    auto meta = a.object->FindMember("metadata");
+    if (meta != a.object->MemberEnd()) {
+      for (const char* field : {"name", "generateName"}) {
+        std::string_view v = StringMember(meta->value, field);
+        if (!v.empty()) return std::string(v);
+      }
+    }
+  }
+  return "Unknown";
+}
+
+ApiError AdmissionError(const admission::Attributes& a, const admission::Rejection& r) {
+  switch (r.code) {
+    case StatusCode::kNotFound:
+      return NewNotFound(r.group, r.resource, r.name);
+    case StatusCode::kForbidden: {
+      ApiError e = NewForbidden(a.group, a.resource, AdmissionObjectName(a), r.message);
+      for (const admission::Rejection::Cause& c : r.causes) {
+        e.details->causes.push_back({c.type, c.message, c.field});
+      }
+      return e;
+    }
+    default:
+      return FromStatus(Status(r.code, r.message));
+  }
+}
+
+}  // namespace
+
+ApiResult<void> Registry::Admit(admission::Attributes& a) {
+  if (!options_.admission) return {};
+  if (admission::Verdict v = options_.admission->Admit(a, listers_); !v) {
+    return ApiErr(AdmissionError(a, v.error()));
+  }
+  return {};
+}
+
+ApiResult<void> Registry::ValidateAdmission(const admission::Attributes& a) {
+  if (!options_.admission) return {};
+  if (admission::Verdict v = options_.admission->Validate(a, listers_); !v) {
+    return ApiErr(AdmissionError(a, v.error()));
+  }
+  return {};
 }
 
 std::string Registry::NowRfc3339() const {
@@ -377,18 +438,6 @@ void Registry::NoteWrite(Resource r, store::Revision revision) {
   }
 }
 
-ApiResult<void> Registry::CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
-                                         std::string_view name) {
-  if (!info.namespaced) return {};
-  ObjectPtr ns = cache(Resource::kNamespaces).Get("", namespace_);
-  if (!ns) return ApiErr(NewNamespaceNotFound(namespace_));
-  const api::Namespace* typed = ns->As<api::Namespace>();
-  if (typed && typed->phase == "Terminating") {
-    return ApiErr(NewNamespaceTerminating(info.group, info.plural, name, namespace_));
-  }
-  return {};
-}
-
 void Registry::Create(const ResourceInfo& info, std::string namespace_, Document body,
                       WriteOptions options, WriteCallback done) {
   auto shared = std::make_shared<Document>(std::move(body));
@@ -404,15 +453,27 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
         Alloc& alloc = doc.GetAllocator();
         if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
         if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
+        // Upstream's defaults are set as the body is decoded, before admission.
+        if (info.resource == Resource::kPods) {
+          EnsureObject(doc, "spec", alloc);
+          api::SetPodDefaults(doc);
+        }
+        // The mutating admission plugins see the object as sent: a generateName not yet resolved
+        // (upstream generates the name in BeforeCreate, after them).
+        const std::string body_name(StringMember(doc["metadata"], "name"));
+        admission::Attributes attributes{.operation = admission::Operation::kCreate,
+                                         .group = info.group,
+                                         .resource = info.plural,
+                                         .namespace_ = ns,
+                                         .name = body_name,
+                                         .object = &doc};
+        if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
         Value& meta = doc["metadata"];
         if (StringMember(meta, "name").empty()) {
           std::string_view generate = StringMember(meta, "generateName");
           if (!generate.empty()) {
             SetString(meta, "name", std::string(generate) + NameSuffix(), alloc);
           }
-        }
-        if (auto r = CheckNamespace(info, ns, StringMember(meta, "name")); !r) {
-          return done(ApiErr(r.error()));
         }
         // What every create sets (upstream BeforeCreate and the strategies' PrepareForCreate).
         RemoveMember(meta, "resourceVersion");
@@ -424,14 +485,6 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
         SetMember(meta, "generation", Value(int64_t{1}), alloc);
         switch (info.resource) {
           case Resource::kPods: {
-            // Defaults and admission (upstream SetDefaults_Pod, the Priority plugin).
-            EnsureObject(doc, "spec", alloc);
-            api::SetPodDefaults(doc);
-            if (Status a = admission::AdmitPodPriorityOnCreate(doc, PriorityClassLister());
-                !a.ok()) {
-              return done(ApiErr(
-                  NewForbidden(info.group, info.plural, StringMember(meta, "name"), a.message())));
-            }
             Value status(rapidjson::kObjectType);
             status.AddMember("phase", "Pending", alloc);
             // A gated pod says so from the start (upstream applySchedulingGatedCondition).
@@ -481,14 +534,10 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
                                      std::string(info.version) + "\" cannot be handled as a " +
                                      std::string(info.kind) + ": " + typed.error().message())));
         FieldErrorList errs = ValidateObject(info, doc, *typed, nullptr, nullptr, options_.gates);
-        const std::string name(StringMember(meta, "name"));
+        const std::string name(StringMember(doc["metadata"], "name"));
         if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
-        if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
-          if (Status a = admission::ValidatePriorityClassDefault(*pc, true, PriorityClassLister());
-              !a.ok()) {
-            return done(ApiErr(NewForbidden(info.group, info.plural, name, a.message())));
-          }
-        }
+        attributes.name = name;
+        if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
         Write(info, nullptr, std::move(doc), std::move(*typed), options, std::move(done));
       });
 }
@@ -608,7 +657,15 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   RemoveMember(meta, "managedFields");
   SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
   if (info.resource == Resource::kPriorityClasses) SetPriorityClassDefaults(next);
-  if (info.resource == Resource::kPods) admission::AdmitPodPriorityOnUpdate(next, old);
+  admission::Attributes attributes{.operation = admission::Operation::kUpdate,
+                                   .group = info.group,
+                                   .resource = info.plural,
+                                   .subresource = sub == Subresource::kStatus ? "status" : "",
+                                   .namespace_ = current->meta().namespace_,
+                                   .name = name,
+                                   .object = &next,
+                                   .old_object = &old};
+  if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
   // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
   if (next == old) return done(current->json);
   // The generation counts changes of anything but metadata and status.
@@ -638,12 +695,7 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   }
   FieldErrorList errs = ValidateObject(info, next, *typed, &old, &current->typed, options_.gates);
   if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
-  if (const api::PriorityClass* pc = typed->Get<api::PriorityClass>()) {
-    if (Status a = admission::ValidatePriorityClassDefault(*pc, false, PriorityClassLister());
-        !a.ok()) {
-      return done(ApiErr(NewForbidden(info.group, info.plural, name, a.message())));
-    }
-  }
+  if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
   Write(info, std::move(current), std::move(next), std::move(*typed), options, std::move(done));
 }
 
@@ -759,6 +811,13 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
   Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name),
                        options = std::move(options), attempt, stale,
                        done = std::move(done)]() mutable {
+    // Upstream admits a delete before it looks the object up.
+    admission::Attributes attributes{.operation = admission::Operation::kDelete,
+                                     .group = info.group,
+                                     .resource = info.plural,
+                                     .namespace_ = ns,
+                                     .name = name};
+    if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
     ObjectPtr current = cache(info.resource).Get(ns, name);
     if (!current) return done(ApiErr(NotFoundError(info, name)));
     if (current->revision == stale) {
@@ -784,33 +843,36 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
               *options.precondition_resource_version +
               ", ResourceVersion in object meta: " + std::to_string(current->revision))));
     }
-    if (info.resource == Resource::kNamespaces &&
-        (name == "default" || name == "kube-system" || name == "kube-public")) {
-      return done(
-          ApiErr(NewForbidden("", "namespaces", name, "this namespace may not be deleted")));
+    if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
+    if (info.resource == Resource::kNamespaces && !options.dry_run) {
+      return DeleteNamespaceContents(
+          name, [this, &info, current = std::move(current), options = std::move(options), attempt,
+                 done = std::move(done)]() mutable {
+            DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
+          });
     }
-    if (options.dry_run) return done(current->json);
-    auto finish = [this, &info, ns, name, options, attempt, current,
-                   done = std::move(done)]() mutable {
-      store_->DeleteAsync(current->key, current->revision,
-                          [this, &info, ns, name, options, attempt, current,
-                           done = std::move(done)](Result<store::WriteResult> r) mutable {
-                            if (!r && r.error().code() == StatusCode::kConflict &&
-                                attempt + 1 < kMaxConflictRetries) {
-                              return DeleteAttempt(info, ns, name, options, attempt + 1,
-                                                   current->revision, std::move(done));
-                            }
-                            if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
-                            NoteWrite(info.resource, r->revision);
-                            done(current->json);
-                          });
-    };
-    if (info.resource == Resource::kNamespaces) {
-      DeleteNamespaceContents(name, std::move(finish));
-    } else {
-      finish();
-    }
+    DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
   });
+}
+
+void Registry::DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
+                            int attempt, WriteCallback done) {
+  if (options.dry_run) return done(current->json);
+  const store::Revision revision = current->revision;
+  const std::string key = current->key;
+  store_->DeleteAsync(
+      key, revision,
+      [this, &info, options = std::move(options), attempt, current = std::move(current),
+       done = std::move(done)](Result<store::WriteResult> r) mutable {
+        const api::ObjectMeta& meta = current->meta();
+        if (!r && r.error().code() == StatusCode::kConflict && attempt + 1 < kMaxConflictRetries) {
+          return DeleteAttempt(info, meta.namespace_, meta.name, options, attempt + 1,
+                               current->revision, std::move(done));
+        }
+        if (!r) return done(ApiErr(FromStoreError(info, meta.name, r.error())));
+        NoteWrite(info.resource, r->revision);
+        done(current->json);
+      });
 }
 
 void Registry::DeleteNamespaceContents(std::string namespace_, std::function<void()> then) {
@@ -834,11 +896,29 @@ void Registry::DeleteNamespaceContents(std::string namespace_, std::function<voi
   }
 }
 
+ApiResult<void> Registry::AdmitPodSubresourceCreate(std::string_view subresource,
+                                                    const std::string& namespace_,
+                                                    const std::string& name, Document& body) {
+  admission::Attributes attributes{.operation = admission::Operation::kCreate,
+                                   .group = "",
+                                   .resource = "pods",
+                                   .subresource = subresource,
+                                   .namespace_ = namespace_,
+                                   .name = name,
+                                   .object = &body};
+  return Admit(attributes);
+}
+
 void Registry::Bind(std::string namespace_, std::string name, Document binding,
                     WriteOptions options, std::function<void(ApiResult<void>)> done) {
-  BindAttempt(std::move(namespace_), std::move(name),
-              std::make_shared<const Document>(std::move(binding)), options, false,
-              std::move(done));
+  auto shared = std::make_shared<Document>(std::move(binding));
+  Sync(Resource::kNamespaces, [this, ns = std::move(namespace_), name = std::move(name), shared,
+                               options, done = std::move(done)]() mutable {
+    if (auto r = AdmitPodSubresourceCreate("binding", ns, name, *shared); !r) {
+      return done(ApiErr(r.error()));
+    }
+    BindAttempt(std::move(ns), std::move(name), std::move(shared), options, false, std::move(done));
+  });
 }
 
 void Registry::BindAttempt(std::string namespace_, std::string name,
@@ -914,6 +994,18 @@ void Registry::BindOnceSynced(std::string namespace_, std::string name,
 
 void Registry::Evict(std::string namespace_, std::string name, Document eviction,
                      WriteOptions options, std::function<void(ApiResult<void>)> done) {
+  auto shared = std::make_shared<Document>(std::move(eviction));
+  Sync(Resource::kNamespaces, [this, ns = std::move(namespace_), name = std::move(name), shared,
+                               options, done = std::move(done)]() mutable {
+    if (auto r = AdmitPodSubresourceCreate("eviction", ns, name, *shared); !r) {
+      return done(ApiErr(r.error()));
+    }
+    EvictAdmitted(std::move(ns), std::move(name), std::move(*shared), options, std::move(done));
+  });
+}
+
+void Registry::EvictAdmitted(std::string namespace_, std::string name, Document eviction,
+                             WriteOptions options, std::function<void(ApiResult<void>)> done) {
   DeleteOptions del;
   del.dry_run = options.dry_run;
   if (eviction.IsObject()) {

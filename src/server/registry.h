@@ -1,6 +1,9 @@
-// The registry: every write to the API goes through here — decoding, defaulting, validation
-// with upstream messages, the per-resource strategy (what a create sets, what an update may
-// change, status vs spec), and the revisioned store write. Reads come from the watch caches.
+// The registry: every write to the API goes through here — decoding, defaulting, admission
+// (admission/chain.h: the mutating plugins before validation, the validating ones after),
+// validation with upstream messages, the per-resource strategy (what a create sets, what an
+// update may change, status vs spec), and the revisioned store write. Reads come from the watch
+// caches.
+//
 //
 // Writes are asynchronous: the callback runs once the write is durable (on the store's
 // committer thread) or failed (possibly on the calling thread). It must not block.
@@ -24,10 +27,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <rapidjson/document.h>
 
-#include "admission/priority.h"
+#include "admission/chain.h"
 #include "api/patch.h"
 #include "core/feature_gates.h"
 #include "server/api_error.h"
@@ -61,6 +65,10 @@ class Registry {
     std::function<std::chrono::system_clock::time_point()> now = [] {
       return std::chrono::system_clock::now();
     };
+    // The admission plugins every write goes through, whoever writes (HTTP clients, the
+    // scheduler, controllers), dry runs included: kube-apiserver's default plugins unless the
+    // caller made a chain from --enable/--disable-admission-plugins. Null: no admission.
+    std::shared_ptr<const admission::Chain> admission = admission::DefaultChain();
   };
 
   Registry(store::Store* store, Options options);
@@ -126,6 +134,10 @@ class Registry {
   void DeleteAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
                      DeleteOptions options, int attempt, store::Revision stale, WriteCallback done);
   void DeleteNamespaceContents(std::string namespace_, std::function<void()> then);
+  // Deletes `current` from the store (nothing for a dry run); a conflict starts DeleteAttempt
+  // over.
+  void DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteOptions options, int attempt,
+                    WriteCallback done);
   // Runs `job` once every job queued before it for `key` has released; `job` must call the
   // release function it is given exactly once, when its write has completed. Patches of one
   // object go through here so that they never conflict with each other.
@@ -135,15 +147,24 @@ class Registry {
   // Records an acknowledged write to `r` (before it is acknowledged), for Sync.
   void NoteWrite(Resource r, store::Revision revision);
 
-  ApiResult<void> CheckNamespace(const ResourceInfo& info, std::string_view namespace_,
-                                 std::string_view name);
+  // Admission of a create of pods/binding or pods/eviction (the namespace must exist and not be
+  // Terminating).
+  ApiResult<void> AdmitPodSubresourceCreate(std::string_view subresource,
+                                            const std::string& namespace_, const std::string& name,
+                                            rapidjson::Document& body);
+  void EvictAdmitted(std::string namespace_, std::string name, rapidjson::Document eviction,
+                     WriteOptions options, std::function<void(ApiResult<void>)> done);
+  // The admission chain's phases for one request; refusals come back as API errors.
+  ApiResult<void> Admit(admission::Attributes& a);
+  ApiResult<void> ValidateAdmission(const admission::Attributes& a);
   std::string NowRfc3339() const;
-  // The PriorityClasses in the cache, for the Priority admission plugin.
-  admission::PriorityClasses PriorityClassLister();
+  // What admission plugins read: the namespaces and PriorityClasses in the caches.
+  admission::Listers MakeListers();
 
   store::Store* store_;
   Options options_;
   std::array<std::unique_ptr<WatchCache>, kResourceCount> caches_;
+  admission::Listers listers_;
   // Per resource, the revision of the last acknowledged write: what Sync waits for.
   std::array<std::atomic<store::Revision>, kResourceCount> last_write_{};
 

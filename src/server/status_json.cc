@@ -129,10 +129,6 @@ StatusError NewNotFound(std::string_view group, std::string_view resource, std::
           ResourceDetails(group, resource, name)};
 }
 
-StatusError NewNamespaceNotFound(std::string_view namespace_) {
-  return NewNotFound("", "namespaces", namespace_);
-}
-
 StatusError NewAlreadyExists(std::string_view group, std::string_view resource,
                              std::string_view name) {
   return {409, "AlreadyExists",
@@ -176,20 +172,6 @@ StatusError NewForbidden(std::string_view group, std::string_view resource, std:
               " is forbidden: " + std::string(err);
   }
   return {403, "Forbidden", std::move(message), ResourceDetails(group, resource, name)};
-}
-
-StatusError NewNamespaceTerminating(std::string_view group, std::string_view resource,
-                                    std::string_view name, std::string_view namespace_) {
-  // k/k plugin/pkg/admission/namespace/lifecycle (k8s.io/apiserver pkg/admission/plugin/
-  // namespace/lifecycle/admission.go): admission.NewForbidden names the object "Unknown" when
-  // neither a name nor a generateName is known yet.
-  StatusError e = NewForbidden(group, resource, name.empty() ? "Unknown" : name,
-                               "unable to create new content in namespace " +
-                                   std::string(namespace_) + " because it is being terminated");
-  e.details->causes.push_back({"NamespaceTerminating",
-                               "namespace " + std::string(namespace_) + " is being terminated",
-                               "metadata.namespace"});
-  return e;
 }
 
 StatusError NewMethodNotSupported(std::string_view group, std::string_view resource,

@@ -76,9 +76,6 @@ std::string SuccessStatusJson(int code);
 
 // 404 `pods "demo" not found`.
 StatusError NewNotFound(std::string_view group, std::string_view resource, std::string_view name);
-// 404 `namespaces "x" not found`: creating into a namespace that does not exist
-// (NamespaceLifecycle admission returns the namespace GET's NotFound).
-StatusError NewNamespaceNotFound(std::string_view namespace_);
 // 409 `pods "demo" already exists`.
 StatusError NewAlreadyExists(std::string_view group, std::string_view resource,
                              std::string_view name);
@@ -97,12 +94,6 @@ StatusError NewInvalid(std::string_view group, std::string_view kind, std::strin
 // 403 `pods "demo" is forbidden: <err>` (`pods is forbidden: <err>` without a name).
 StatusError NewForbidden(std::string_view group, std::string_view resource, std::string_view name,
                          std::string_view err);
-// 403 from NamespaceLifecycle admission on a create into a terminating namespace:
-// `pods "demo" is forbidden: unable to create new content in namespace x because it is being
-// terminated`, with a NamespaceTerminating cause on metadata.namespace. `name` is the new
-// object's name, or its generateName; "" becomes "Unknown", as upstream.
-StatusError NewNamespaceTerminating(std::string_view group, std::string_view resource,
-                                    std::string_view name, std::string_view namespace_);
 // 405 `<action> is not supported on resources of kind "pods"`.
 StatusError NewMethodNotSupported(std::string_view group, std::string_view resource,
                                   std::string_view action);

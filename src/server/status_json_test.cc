@@ -24,7 +24,6 @@ TEST(StatusJsonTest, NotFound) {
             R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
             R"("message":"leases.coordination.k8s.io \"x\" not found","reason":"NotFound",)"
             R"("details":{"name":"x","group":"coordination.k8s.io","kind":"leases"},"code":404})");
-  EXPECT_EQ(NewNamespaceNotFound("team-x").message, R"(namespaces "team-x" not found)");
   // Names are quoted as Go's %q does.
   EXPECT_EQ(NewNotFound("", "pods", "a\"b").message, R"(pods "a\"b" not found)");
 }
@@ -80,17 +79,6 @@ TEST(StatusJsonTest, InvalidWithSeveralCausesAndAGroup) {
 
   // No causes: the message stops at "is invalid" (kubectl then prints only that line).
   EXPECT_EQ(NewInvalid("", "Node", "node-1", {}).message, "Node \"node-1\" is invalid");
-}
-
-TEST(StatusJsonTest, NamespaceTerminating) {
-  EXPECT_EQ(NewNamespaceTerminating("", "pods", "demo", "team-a").Json(),
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-            R"("message":"pods \"demo\" is forbidden: unable to create new content in )"
-            R"(namespace team-a because it is being terminated","reason":"Forbidden",)"
-            R"("details":{"name":"demo","kind":"pods","causes":[{"reason":"NamespaceTerminating",)"
-            R"("message":"namespace team-a is being terminated","field":"metadata.namespace"}]},)"
-            R"("code":403})");
-  EXPECT_EQ(NewNamespaceTerminating("", "pods", "", "t").details->name, "Unknown");
 }
 
 TEST(StatusJsonTest, RequestErrors) {

@@ -335,7 +335,10 @@ kc field_eqeq get pods --field-selector 'metadata.name==tolerates-for-an-hour' -
 check field_eqeq rc 0 out "pod/tolerates-for-an-hour"
 kc describe_pod describe pod tolerates-for-an-hour
 describe_section describe_tols describe_pod '^Tolerations:' '^Events:'
+# DefaultTolerationSeconds adds the two 300 s tolerations after the pod's own.
 check describe_tols rc 0 out "Tolerations:      key1=value1:NoExecute for 3600s
+                  node.kubernetes.io/not-ready:NoExecute op=Exists for 300s
+                  node.kubernetes.io/unreachable:NoExecute op=Exists for 300s
 Events:           <none>"
 
 # A DaemonSet in kube-system with one pod on node1, for -A and drain.
@@ -432,8 +435,13 @@ spec:
 EOF
 kc apply1 apply -f "$tmp/demo.yaml"
 check apply1 rc 0 out "pod/demo created" err ""
+# The manifest lists tolerations, a list kubectl replaces whole: the live one also holds the two
+# DefaultTolerationSeconds added, so the three-way patch carries the list and kubectl says
+# "configured" (the server's answer is the same pod), as against kube-apiserver.
 kc apply2 apply -f "$tmp/demo.yaml"
-check apply2 rc 0 out "pod/demo unchanged" err ""
+check apply2 rc 0 out "pod/demo configured" err ""
+kc apply2_same get pod demo -o jsonpath='{.metadata.generation} {.spec.tolerations[*].key}'
+check apply2_same out "1 dedicated node.kubernetes.io/not-ready node.kubernetes.io/unreachable"
 sed -i 's/nginx:1.27/nginx:1.28/' "$tmp/demo.yaml"
 kc apply3 apply -f "$tmp/demo.yaml"
 check apply3 rc 0 out "pod/demo configured" err ""
@@ -697,7 +705,7 @@ kc tol_add patch pod nginx --type=json \
   -p '[{"op":"add","path":"/spec/tolerations/-","value":{"key":"k2","operator":"Exists","effect":"NoExecute","tolerationSeconds":60}}]'
 check tol_add rc 0 out "pod/nginx patched"
 kc tol_added get pod nginx -o jsonpath='{.spec.tolerations}'
-check tol_added out '[{"effect":"NoSchedule","key":"example-key","operator":"Exists"},{"effect":"NoExecute","key":"k2","operator":"Exists","tolerationSeconds":60}]'
+check tol_added out '[{"effect":"NoSchedule","key":"example-key","operator":"Exists"},{"effect":"NoExecute","key":"node.kubernetes.io/not-ready","operator":"Exists","tolerationSeconds":300},{"effect":"NoExecute","key":"node.kubernetes.io/unreachable","operator":"Exists","tolerationSeconds":300},{"effect":"NoExecute","key":"k2","operator":"Exists","tolerationSeconds":60}]'
 kc bad_pods get pods -o name
 check bad_pods out "pod/nginx"
 kc bad_taint patch node node1 --type=merge -p '{"spec":{"taints":[{"key":"a","effect":"Bogus"}]}}'

@@ -1177,6 +1177,46 @@ TEST_F(ApiServerTest, InvalidTaintsAreInvalidWithUpstreamFieldPaths) {
   EXPECT_EQ(Json(r.body).Str("/details/causes/0/reason"), "FieldValueDuplicate");
 }
 
+// DELETE of a namespace answers 200 with it Terminating (upstream namespace REST Delete); a
+// metadata finalizer keeps it so, and creates in it are refused by NamespaceLifecycle with
+// upstream's Status, cause included.
+TEST_F(ApiServerTest, CreateInATerminatingNamespaceIsForbidden) {
+  Create("/api/v1/namespaces", R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"held",)"
+                               R"("finalizers":["kubetaint.io/hold"]}})");
+  HttpResponse del =
+      Do("DELETE", "/api/v1/namespaces/held", R"({"propagationPolicy":"Background"})");
+  ASSERT_EQ(del.status, 200) << del.body;
+  Json deleted(del.body);
+  EXPECT_EQ(deleted.Str("/kind"), "Namespace");
+  EXPECT_EQ(deleted.Str("/status/phase"), "Terminating");
+  EXPECT_TRUE(deleted.Has("/metadata/deletionTimestamp"));
+  // Wait for the namespace controller's part (its spec finalizer gone) so that nothing else
+  // writes while the refusal is checked.
+  const auto deadline = Clock::now() + kTimeout;
+  while (GetJson("/api/v1/namespaces/held").Has("/spec/finalizers")) {
+    ASSERT_LT(Clock::now(), deadline) << "the namespace kept its spec finalizer";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Snapshot before = Snap();
+  HttpResponse r = Do("POST", "/api/v1/namespaces/held/pods", PodJson("p"));
+  ExpectRejected(r,
+                 {403, "Forbidden",
+                  "pods \"p\" is forbidden: unable to create new content in namespace held "
+                  "because it is being terminated"},
+                 before, "pod in held");
+  EXPECT_EQ(r.body,
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+            R"("pods \"p\" is forbidden: unable to create new content in namespace held because )"
+            R"(it is being terminated","reason":"Forbidden","details":{"name":"p","kind":"pods",)"
+            R"("causes":[{"reason":"NamespaceTerminating","message":"namespace held is being )"
+            R"(terminated","field":"metadata.namespace"}]},"code":403})");
+  // Removing the finalizer deletes it.
+  HttpResponse patched = Do("PATCH", "/api/v1/namespaces/held",
+                            R"({"metadata":{"finalizers":null}})", "application/merge-patch+json");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(Get("/api/v1/namespaces/held").status, 404);
+}
+
 TEST_F(ApiServerTest, DefaultNamespacesCannotBeDeleted) {
   for (const char* ns : {"default", "kube-system", "kube-public"}) {
     Snapshot before = Snap();

@@ -266,6 +266,29 @@ Result<Document> ParseCurrent(const StoredObject& current) {
   return api::ParseTrustedJson(*current.json);
 }
 
+// Whether the string list at `list` is absent or empty.
+bool NoStrings(const Value* list) { return list == nullptr || !list->IsArray() || list->Empty(); }
+
+// Whether an update that leaves `next` deletes the object instead (upstream
+// ShouldDeleteDuringUpdate, and ShouldDeleteNamespaceDuringUpdate for namespaces): its deletion
+// has begun, with no grace period left, and no finalizer remains.
+bool ShouldDeleteDuringUpdate(Resource resource, Document& next, const Document& old) {
+  auto old_meta = old.FindMember("metadata");
+  if (old_meta == old.MemberEnd() || !old_meta->value.IsObject()) return false;
+  auto deletion = old_meta->value.FindMember("deletionTimestamp");
+  if (deletion == old_meta->value.MemberEnd() || deletion->value.IsNull()) return false;
+  auto grace = old_meta->value.FindMember("deletionGracePeriodSeconds");
+  if (grace != old_meta->value.MemberEnd() && grace->value.IsInt64() &&
+      grace->value.GetInt64() != 0) {
+    return false;
+  }
+  Value* meta = MemberOrNull(next, "metadata");
+  if (meta == nullptr || !NoStrings(MemberOrNull(*meta, "finalizers"))) return false;
+  if (resource != Resource::kNamespaces) return true;
+  Value* spec = MemberOrNull(next, "spec");
+  return spec == nullptr || NoStrings(MemberOrNull(*spec, "finalizers"));
+}
+
 ApiError FromStoreError(const ResourceInfo& info, std::string_view name, const Status& s) {
   switch (s.code()) {
     case StatusCode::kAlreadyExists:
@@ -409,13 +432,24 @@ Status Registry::Start() {
     ApiResult<store::Bytes> r = done.get_future().get();
     if (!r && r.error().reason != "AlreadyExists") return r.error().ToStatus();
   }
+  // Namespaces whose deletion a stop interrupted (upstream's namespace controller resyncs).
+  for (const ObjectPtr& ns : cache(Resource::kNamespaces).List(ObjectFilter()).items) {
+    if (ns->meta().deletion_timestamp) FinalizeNamespace(ns->meta().name);
+  }
   return Status::Ok();
 }
 
 void Registry::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(background_mu_);
+    stopping_ = true;
+  }
+  // Stopping the caches drops the callbacks waiting on them, and the tokens they hold.
   for (auto& cache : caches_) {
     if (cache) cache->Stop();
   }
+  std::unique_lock<std::mutex> lock(background_mu_);
+  background_cv_.wait(lock, [this] { return background_ == 0; });
 }
 
 void Registry::Sync(Resource r, std::function<void()> fn) {
@@ -424,7 +458,11 @@ void Registry::Sync(Resource r, std::function<void()> fn) {
 }
 
 void Registry::SyncAll(std::initializer_list<Resource> resources, std::function<void()> fn) {
-  for (auto it = std::rbegin(resources); it != std::rend(resources); ++it) {
+  SyncAll(std::span<const Resource>(resources.begin(), resources.size()), std::move(fn));
+}
+
+void Registry::SyncAll(std::span<const Resource> resources, std::function<void()> fn) {
+  for (auto it = resources.rbegin(); it != resources.rend(); ++it) {
     fn = [this, r = *it, fn = std::move(fn)]() mutable { Sync(r, std::move(fn)); };
   }
   fn();
@@ -646,6 +684,17 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   } else {
     next.Swap(body);
     if (info.has_status) CopyMember(old, next, "status", next.GetAllocator());
+    // A namespace's spec.finalizers change only through the namespace lifecycle (upstream
+    // namespaceStrategy.PrepareForUpdate).
+    if (info.resource == Resource::kNamespaces) {
+      auto old_spec = old.FindMember("spec");
+      if (old_spec != old.MemberEnd()) {
+        CopyMember(old_spec->value, EnsureObject(next, "spec", next.GetAllocator()), "finalizers",
+                   next.GetAllocator());
+      } else if (auto spec = next.FindMember("spec"); spec != next.MemberEnd()) {
+        RemoveMember(spec->value, "finalizers");
+      }
+    }
   }
   Alloc& nalloc = next.GetAllocator();
   Value& meta = EnsureObject(next, "metadata", nalloc);
@@ -666,8 +715,9 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
                                    .object = &next,
                                    .old_object = &old};
   if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
+  const bool delete_instead = ShouldDeleteDuringUpdate(info.resource, next, old);
   // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
-  if (next == old) return done(current->json);
+  if (next == old && !delete_instead) return done(current->json);
   // The generation counts changes of anything but metadata and status.
   bool spec_changed = false;
   for (const auto& m : next.GetObject()) {
@@ -696,6 +746,21 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   FieldErrorList errs = ValidateObject(info, next, *typed, &old, &current->typed, options_.gates);
   if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
   if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
+  if (delete_instead) {
+    // Answered with the object the update made, as upstream's deleteWithoutFinalizers ("clients
+    // are expecting an updated object if a PUT succeeded").
+    NormalizeForStorage(info.resource, next);
+    store::Bytes updated =
+        store::MakeBytes(WithResourceVersion(EncodeForStorage(next), current->revision));
+    if (options.dry_run) return done(std::move(updated));
+    return store_->DeleteAsync(current->key, current->revision,
+                               [this, &info, name, updated = std::move(updated),
+                                done = std::move(done)](Result<store::WriteResult> r) {
+                                 if (!r) return done(ApiErr(FromStoreError(info, name, r.error())));
+                                 NoteWrite(info.resource, r->revision);
+                                 done(updated);
+                               });
+  }
   Write(info, std::move(current), std::move(next), std::move(*typed), options, std::move(done));
 }
 
@@ -844,12 +909,9 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
               ", ResourceVersion in object meta: " + std::to_string(current->revision))));
     }
     if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
-    if (info.resource == Resource::kNamespaces && !options.dry_run) {
-      return DeleteNamespaceContents(
-          name, [this, &info, current = std::move(current), options = std::move(options), attempt,
-                 done = std::move(done)]() mutable {
-            DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
-          });
+    if (info.resource == Resource::kNamespaces) {
+      return DeleteNamespace(info, std::move(current), std::move(options), attempt,
+                             std::move(done));
     }
     DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
   });
@@ -875,24 +937,171 @@ void Registry::DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteO
       });
 }
 
-void Registry::DeleteNamespaceContents(std::string namespace_, std::function<void()> then) {
-  std::vector<ObjectPtr> doomed;
-  for (const ResourceInfo& info : AllResources()) {
-    if (!info.namespaced) continue;
-    ObjectFilter filter;
-    filter.namespace_ = namespace_;
-    WatchCache::ListResult list = cache(info.resource).List(filter);
-    doomed.insert(doomed.end(), list.items.begin(), list.items.end());
+namespace {
+
+// The namespace's spec.finalizers, or null when it has none.
+Value* SpecFinalizers(Value& ns) {
+  Value* spec = MemberOrNull(ns, "spec");
+  Value* finalizers = spec != nullptr ? MemberOrNull(*spec, "finalizers") : nullptr;
+  return NoStrings(finalizers) ? nullptr : finalizers;
+}
+
+// Every namespaced resource, and namespaces: what finalizing a namespace reads.
+const std::vector<Resource>& NamespaceFinalizerResources() {
+  static const std::vector<Resource> resources = [] {
+    std::vector<Resource> out = {Resource::kNamespaces};
+    for (const ResourceInfo& info : AllResources()) {
+      if (info.namespaced) out.push_back(info.resource);
+    }
+    return out;
+  }();
+  return resources;
+}
+
+}  // namespace
+
+void Registry::DeleteNamespace(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
+                               int attempt, WriteCallback done) {
+  const std::string name = current->meta().name;
+  Result<Document> doc = ParseCurrent(*current);
+  if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
+  if (current->meta().deletion_timestamp) {
+    // Already Terminating: answered as it is until the namespace controller has finalized it.
+    if (SpecFinalizers(*doc) != nullptr || !current->meta().finalizers.empty()) {
+      if (!options.dry_run) FinalizeNamespace(name);
+      return done(current->json);
+    }
+    return DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
   }
-  if (doomed.empty()) return then();
-  auto remaining = std::make_shared<std::atomic<size_t>>(doomed.size());
-  auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
-  for (const ObjectPtr& obj : doomed) {
-    store_->DeleteAsync(obj->key, 0,
-                        [this, obj, remaining, shared_then](Result<store::WriteResult> r) {
-                          if (r) NoteWrite(obj->resource, r->revision);
-                          if (remaining->fetch_sub(1) == 1) (*shared_then)();
+  // The first DELETE: the namespace becomes Terminating, and its contents go.
+  Alloc& alloc = doc->GetAllocator();
+  Value& meta = (*doc)["metadata"];
+  SetString(meta, "deletionTimestamp", NowRfc3339(), alloc);
+  RemoveMember(meta, "resourceVersion");
+  SetString(EnsureObject(*doc, "status", alloc), "phase", "Terminating", alloc);
+  Result<TypedObject> typed = DecodeTyped(info.resource, *doc);
+  if (!typed) return done(ApiErr(NewInternalError(typed.error().message())));
+  WriteOptions write;
+  write.dry_run = options.dry_run;
+  const store::Revision read = current->revision;
+  Write(info, std::move(current), std::move(*doc), std::move(*typed), write,
+        [this, &info, name, options, attempt, read,
+         done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+          if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
+            return DeleteAttempt(info, "", name, options, attempt + 1, read, std::move(done));
+          }
+          if (r && !options.dry_run) FinalizeNamespace(name);
+          done(std::move(r));
+        });
+}
+
+std::shared_ptr<void> Registry::BackgroundToken() {
+  std::lock_guard<std::mutex> lock(background_mu_);
+  if (stopping_) return nullptr;
+  ++background_;
+  // Owns `this` only to be non-null; the deleter counts the token out.
+  return std::shared_ptr<void>(this, [this](void*) {
+    std::lock_guard<std::mutex> lock(background_mu_);
+    if (--background_ == 0) background_cv_.notify_all();
+  });
+}
+
+void Registry::FinalizeNamespace(const std::string& name) {
+  std::shared_ptr<void> token = BackgroundToken();
+  if (!token) return;
+  {
+    std::lock_guard<std::mutex> lock(background_mu_);
+    if (!finalizing_.insert(name).second) return;  // already under way
+  }
+  FinalizeNamespaceStep(name, std::move(token));
+}
+
+void Registry::FinalizeNamespaceStep(const std::string& name, std::shared_ptr<void> token) {
+  auto end = [this, name] {
+    std::lock_guard<std::mutex> lock(background_mu_);
+    finalizing_.erase(name);
+  };
+  auto stopping = [this] {
+    std::lock_guard<std::mutex> lock(background_mu_);
+    return stopping_;
+  };
+  if (stopping()) return end();
+  // Reads as of every acknowledged write, so that nothing created before is missed.
+  SyncAll(NamespaceFinalizerResources(), [this, name, token, end, stopping] {
+    if (stopping()) return end();
+    ObjectPtr ns = cache(Resource::kNamespaces).Get("", name);
+    if (!ns || !ns->meta().deletion_timestamp) return end();
+    auto again = [this, name, token] { FinalizeNamespaceStep(name, token); };
+    std::vector<ObjectPtr> doomed;
+    for (const ResourceInfo& info : AllResources()) {
+      if (!info.namespaced) continue;
+      ObjectFilter filter;
+      filter.namespace_ = name;
+      WatchCache::ListResult list = cache(info.resource).List(filter);
+      doomed.insert(doomed.end(), list.items.begin(), list.items.end());
+    }
+    // A create admitted just before the namespace became Terminating may land after this list:
+    // list again until nothing is left.
+    if (!doomed.empty()) {
+      return DeleteObjects(std::move(doomed), [again, end](bool ok) { ok ? again() : end(); });
+    }
+    // Once the cache shows a write that beat ours, try again.
+    auto after_conflict = [this, again, revision = ns->revision] {
+      cache(Resource::kNamespaces).AfterRevision(revision + 1, again);
+    };
+    Result<Document> doc = ParseCurrent(*ns);
+    if (!doc) return end();
+    if (Value* finalizers = SpecFinalizers(*doc)) {
+      // Remove `kubernetes` (upstream: the namespace controller's /finalize); another
+      // finalizer is someone else's to remove.
+      const size_t before = finalizers->Size();
+      for (auto it = finalizers->Begin(); it != finalizers->End();) {
+        it = it->IsString() && std::string_view(it->GetString()) == "kubernetes"
+                 ? finalizers->Erase(it)
+                 : it + 1;
+      }
+      if (finalizers->Size() == before) return end();
+      if (finalizers->Empty()) RemoveMember((*doc)["spec"], "finalizers");  // omitempty
+      RemoveMember((*doc)["metadata"], "resourceVersion");
+      Result<TypedObject> typed = DecodeTyped(Resource::kNamespaces, *doc);
+      if (!typed) return end();
+      return Write(Info(Resource::kNamespaces), ns, std::move(*doc), std::move(*typed), {},
+                   [again, end, after_conflict](ApiResult<store::Bytes> r) {
+                     if (r) return again();
+                     IsConflict(r.error()) ? after_conflict() : end();
+                   });
+    }
+    // Whoever set metadata.finalizers removes them; that update deletes the namespace.
+    if (!ns->meta().finalizers.empty()) return end();
+    store_->DeleteAsync(ns->key, ns->revision,
+                        [this, end, after_conflict](Result<store::WriteResult> r) {
+                          if (r) NoteWrite(Resource::kNamespaces, r->revision);
+                          if (!r && r.error().code() == StatusCode::kConflict) {
+                            return after_conflict();
+                          }
+                          end();
                         });
+  });
+}
+
+void Registry::DeleteObjects(std::vector<ObjectPtr> doomed, std::function<void(bool)> then) {
+  struct State {
+    std::atomic<size_t> remaining;
+    std::atomic<bool> ok{true};
+    std::function<void(bool)> then;
+  };
+  auto state = std::make_shared<State>();
+  state->remaining = doomed.size();
+  state->then = std::move(then);
+  for (const ObjectPtr& obj : doomed) {
+    store_->DeleteAsync(obj->key, 0, [this, obj, state](Result<store::WriteResult> r) {
+      if (r) {
+        NoteWrite(obj->resource, r->revision);
+      } else if (r.error().code() != StatusCode::kNotFound) {
+        state->ok = false;
+      }
+      if (state->remaining.fetch_sub(1) == 1) state->then(state->ok);
+    });
   }
 }
 

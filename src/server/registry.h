@@ -4,6 +4,11 @@
 // update may change, status vs spec), and the revisioned store write. Reads come from the watch
 // caches.
 //
+// Namespaces are deleted as upstream: a DELETE marks the namespace Terminating
+// (metadata.deletionTimestamp, status.phase) and answers with it; the registry then deletes its
+// contents (upstream's namespace controller), removes the `kubernetes` spec finalizer and
+// deletes the namespace once metadata.finalizers is empty too. An update that empties the
+// finalizers of an object being deleted deletes it (upstream ShouldDeleteDuringUpdate).
 //
 // Writes are asynchronous: the callback runs once the write is durable (on the store's
 // committer thread) or failed (possibly on the calling thread). It must not block.
@@ -19,6 +24,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <initializer_list>
@@ -26,6 +32,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,10 +84,11 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Loads the caches and creates the default namespaces (default, kube-system, kube-public,
-  // kube-node-lease) if missing.
+  // Loads the caches, creates the default namespaces (default, kube-system, kube-public,
+  // kube-node-lease) if missing, and goes on deleting the namespaces that were Terminating.
   Status Start();
-  // Ends every watch; afterwards writes fail with kUnavailable.
+  // Ends every watch and the registry's own background work (namespace deletion, which resumes
+  // at the next Start); afterwards writes fail with kUnavailable.
   void Stop();
 
   WatchCache& cache(Resource r) { return *caches_[static_cast<size_t>(r)]; }
@@ -91,6 +100,7 @@ class Registry {
   void Sync(Resource r, std::function<void()> fn);
   // Sync for each resource in turn, then `fn`.
   void SyncAll(std::initializer_list<Resource> resources, std::function<void()> fn);
+  void SyncAll(std::span<const Resource> resources, std::function<void()> fn);
 
   void Create(const ResourceInfo& info, std::string namespace_, rapidjson::Document body,
               WriteOptions options, WriteCallback done);
@@ -133,11 +143,26 @@ class Registry {
                     WriteOptions options, int attempt, store::Revision stale, WriteCallback done);
   void DeleteAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
                      DeleteOptions options, int attempt, store::Revision stale, WriteCallback done);
-  void DeleteNamespaceContents(std::string namespace_, std::function<void()> then);
+  // DELETE of a namespace (upstream namespace REST Delete): marks it Terminating the first
+  // time, deletes it once its finalizers are gone.
+  void DeleteNamespace(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
+                       int attempt, WriteCallback done);
+  // Upstream's namespace controller for one Terminating namespace: deletes its contents until
+  // none is left, removes the `kubernetes` spec finalizer, then deletes the namespace if no
+  // finalizer is left. At most one runs per namespace; it ends when the namespace is gone, is
+  // waiting for metadata.finalizers, or the registry stops.
+  void FinalizeNamespace(const std::string& name);
+  void FinalizeNamespaceStep(const std::string& name, std::shared_ptr<void> token);
+  // Deletes `doomed` from the store, then runs `then` with whether every delete succeeded (or
+  // found the object gone already).
+  void DeleteObjects(std::vector<ObjectPtr> doomed, std::function<void(bool)> then);
   // Deletes `current` from the store (nothing for a dry run); a conflict starts DeleteAttempt
   // over.
   void DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteOptions options, int attempt,
                     WriteCallback done);
+  // A token that holds Stop() back while any copy of it lives; null once stopping. Background
+  // work carries one in each of its callbacks.
+  std::shared_ptr<void> BackgroundToken();
   // Runs `job` once every job queued before it for `key` has released; `job` must call the
   // release function it is given exactly once, when its write has completed. Patches of one
   // object go through here so that they never conflict with each other.
@@ -172,6 +197,12 @@ class Registry {
   // Per object key: the queued jobs; the front one is running. Guarded by keys_mu_.
   std::map<std::string, std::deque<std::function<void(std::function<void()>)>>, std::less<>>
       key_queues_;
+
+  std::mutex background_mu_;
+  std::condition_variable background_cv_;
+  int background_ = 0;                // live background tokens; guarded by background_mu_
+  bool stopping_ = false;             // guarded by background_mu_
+  std::set<std::string> finalizing_;  // namespaces being finalized; guarded by background_mu_
 };
 
 }  // namespace kt::server

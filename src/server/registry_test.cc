@@ -1,11 +1,17 @@
-// The registry's admission, driven through its own entry points: the path the in-process client
-// (scheduler, controllers) writes by. The HTTP answers are in api_server_test.cc.
+// The registry's admission and namespace lifecycle, driven through its own entry points: the
+// path the in-process client (scheduler, controllers) writes by. The HTTP answers are in
+// api_server_test.cc.
+//
+// Namespace deletion is asynchronous (upstream's namespace controller): tests wait for it by
+// polling the caches, after a Sync, until a deadline; nothing sleeps for a fixed time.
 
 #include "server/registry.h"
 
+#include <chrono>
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -17,11 +23,12 @@
 namespace kt::server {
 namespace {
 
+constexpr auto kDeadline = std::chrono::seconds(10);
+
 rapidjson::Document Parse(std::string_view json) {
-  rapidjson::Document d;
-  d.Parse(json.data(), json.size());
-  EXPECT_FALSE(d.HasParseError()) << json;
-  return d;
+  Result<rapidjson::Document> d = api::ParseJson(json);
+  EXPECT_TRUE(d) << json;
+  return d ? std::move(*d) : rapidjson::Document();
 }
 
 std::string Str(const rapidjson::Value& doc, const char* pointer) {
@@ -84,6 +91,19 @@ class RegistryTest : public ::testing::Test {
                        std::move(done));
     });
   }
+  ApiResult<void> Bind(std::string ns, std::string name) {
+    std::promise<ApiResult<void>> p;
+    registry_->Bind(ns, name, Parse(R"({"target":{"name":"node-1"}})"), {},
+                    [&](ApiResult<void> r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  }
+  ApiResult<void> Evict(std::string ns, std::string name) {
+    std::promise<ApiResult<void>> p;
+    registry_->Evict(ns, name, Parse(R"({"kind":"Eviction","apiVersion":"policy/v1"})"), {},
+                     [&](ApiResult<void> r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  }
+
   // The object as the cache holds it once every acknowledged write is in, or null.
   ObjectPtr Get(Resource res, std::string_view ns, std::string_view name) {
     std::promise<void> synced;
@@ -92,9 +112,205 @@ class RegistryTest : public ::testing::Test {
     return registry_->cache(res).Get(ns, name);
   }
 
+  // Polls `done` until it holds or the deadline passes.
+  template <class Pred>
+  bool Eventually(Pred done) {
+    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+
+  size_t CountIn(Resource res, std::string_view ns) {
+    Get(res, ns, "");  // sync
+    ObjectFilter filter;
+    filter.namespace_ = std::string(ns);
+    return registry_->cache(res).List(filter).items.size();
+  }
+
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Registry> registry_;
 };
+
+// `<resource> "<name>" is forbidden: ...` for a create into the Terminating namespace "held".
+std::string Refused(std::string_view resource_and_name) {
+  std::string out(resource_and_name);
+  out +=
+      " is forbidden: unable to create new content in namespace held because it is being "
+      "terminated";
+  return out;
+}
+
+TEST_F(RegistryTest, DeletingANamespaceMarksItTerminatingThenDeletesItsContentsAndIt) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kNamespaces, "",
+                     R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}})"));
+  ASSERT_TRUE(Create(Resource::kPods, "team", PodJson("p")));
+  ASSERT_TRUE(Create(Resource::kEvents, "team",
+                     R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"e"},)"
+                     R"("involvedObject":{"kind":"Pod","name":"p","namespace":"team"}})"));
+  auto deleted = Delete(Resource::kNamespaces, "", "team");
+  ASSERT_TRUE(deleted) << deleted.error().message;
+  // The answer is the namespace as the DELETE left it (upstream: 200 and the object).
+  EXPECT_EQ(Str(*deleted, "/status/phase"), "Terminating");
+  EXPECT_NE(Str(*deleted, "/metadata/deletionTimestamp"), "<absent>");
+  EXPECT_EQ(Str(*deleted, "/spec/finalizers/0"), "kubernetes");
+  EXPECT_TRUE(Eventually([&] { return !Get(Resource::kNamespaces, "", "team"); }))
+      << "the namespace was not deleted";
+  EXPECT_EQ(CountIn(Resource::kPods, "team"), 0u);
+  EXPECT_EQ(CountIn(Resource::kEvents, "team"), 0u);
+  // The name is free again.
+  EXPECT_TRUE(Create(Resource::kNamespaces, "",
+                     R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}})"));
+}
+
+TEST_F(RegistryTest, AMetadataFinalizerHoldsATerminatingNamespaceUntilItIsRemoved) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kNamespaces, "",
+                     R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"held",)"
+                     R"("finalizers":["kubetaint.io/hold"]}})"));
+  ASSERT_TRUE(Create(Resource::kPods, "held", PodJson("p")));
+  ASSERT_TRUE(Delete(Resource::kNamespaces, "", "held"));
+  // The contents go and `kubernetes` leaves spec.finalizers; the namespace stays Terminating.
+  ASSERT_TRUE(Eventually([&] {
+    ObjectPtr ns = Get(Resource::kNamespaces, "", "held");
+    return ns && ns->json->find(R"("spec":{})") != std::string::npos;
+  })) << *Get(Resource::kNamespaces, "", "held")->json;
+  EXPECT_EQ(CountIn(Resource::kPods, "held"), 0u);
+  ObjectPtr ns = Get(Resource::kNamespaces, "", "held");
+  ASSERT_TRUE(ns);
+  EXPECT_EQ(ns->As<api::Namespace>()->phase, "Terminating");
+
+  // Nothing new may be created in it (NamespaceLifecycle), whoever writes.
+  auto pod = Create(Resource::kPods, "held", PodJson("new"));
+  ASSERT_FALSE(pod);
+  EXPECT_EQ(pod.error().code, 403);
+  EXPECT_EQ(pod.error().reason, "Forbidden");
+  EXPECT_EQ(pod.error().message, Refused("pods \"new\""));
+  ASSERT_TRUE(pod.error().details);
+  EXPECT_EQ(pod.error().details->name, "new");
+  EXPECT_EQ(pod.error().details->kind, "pods");
+  ASSERT_EQ(pod.error().details->causes.size(), 1u);
+  EXPECT_EQ(pod.error().details->causes[0].reason, "NamespaceTerminating");
+  EXPECT_EQ(pod.error().details->causes[0].message, "namespace held is being terminated");
+  EXPECT_EQ(pod.error().details->causes[0].field, "metadata.namespace");
+  // A generateName is what names the object before it has a name (upstream admission errors).
+  auto generated = Create(Resource::kPods, "held",
+                          R"({"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"web-"},)"
+                          R"("spec":{"containers":[{"name":"c","image":"nginx"}]}})");
+  ASSERT_FALSE(generated);
+  EXPECT_EQ(generated.error().message, Refused("pods \"web-\""));
+  // Nor a dry run, an event, a binding or an eviction (refused before the pod is looked up).
+  WriteOptions dry;
+  dry.dry_run = true;
+  EXPECT_EQ(Create(Resource::kPods, "held", PodJson("dry"), dry).error().code, 403);
+  auto event = Create(Resource::kEvents, "held",
+                      R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"e"},)"
+                      R"("involvedObject":{"kind":"Pod","name":"p","namespace":"held"}})");
+  ASSERT_FALSE(event);
+  EXPECT_EQ(event.error().message, Refused("events \"e\""));
+  ApiResult<void> bound = Bind("held", "gone");
+  ASSERT_FALSE(bound);
+  EXPECT_EQ(bound.error().message, Refused("pods \"gone\""));
+  ApiResult<void> evicted = Evict("held", "gone");
+  ASSERT_FALSE(evicted);
+  EXPECT_EQ(evicted.error().message, Refused("pods \"gone\""));
+
+  // Deleting it again answers with it as it is.
+  auto again = Delete(Resource::kNamespaces, "", "held");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(Str(*again, "/status/phase"), "Terminating");
+  ASSERT_TRUE(Get(Resource::kNamespaces, "", "held"));
+  // Its phase follows its deletion (upstream ValidateNamespaceStatusUpdate).
+  auto active = MergePatch(Resource::kNamespaces, "", "held", R"({"status":{"phase":"Active"}})",
+                           Subresource::kStatus);
+  ASSERT_FALSE(active);
+  EXPECT_EQ(active.error().message,
+            "Namespace \"held\" is invalid: status.Phase: Invalid value: \"Active\": may only be "
+            "'Terminating' if `deletionTimestamp` is not empty");
+  // Other updates go through.
+  auto labelled =
+      MergePatch(Resource::kNamespaces, "", "held", R"({"metadata":{"labels":{"a":"b"}}})");
+  ASSERT_TRUE(labelled) << labelled.error().message;
+  ASSERT_TRUE(Get(Resource::kNamespaces, "", "held"));
+
+  // The update that removes the last finalizer deletes it; the answer is what the update made.
+  auto released =
+      MergePatch(Resource::kNamespaces, "", "held", R"({"metadata":{"finalizers":null}})");
+  ASSERT_TRUE(released) << released.error().message;
+  EXPECT_EQ(Str(*released, "/metadata/name"), "held");
+  EXPECT_EQ(Str(*released, "/metadata/finalizers"), "<absent>");
+  EXPECT_EQ(Str(*released, "/metadata/labels/a"), "b");
+  EXPECT_FALSE(Get(Resource::kNamespaces, "", "held"));
+}
+
+TEST_F(RegistryTest, SpecFinalizersChangeOnlyThroughTheLifecycle) {
+  Start();
+  ASSERT_TRUE(
+      Create(Resource::kNamespaces, "",
+             R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"},)"
+             R"("spec":{"finalizers":["example.com/x"]},"status":{"phase":"Terminating"}})"));
+  ObjectPtr ns = Get(Resource::kNamespaces, "", "a");
+  ASSERT_TRUE(ns);
+  EXPECT_NE(ns->json->find(R"("spec":{"finalizers":["kubernetes"]})"), std::string::npos)
+      << *ns->json;
+  EXPECT_EQ(ns->As<api::Namespace>()->phase, "Active");
+  ASSERT_TRUE(MergePatch(Resource::kNamespaces, "", "a", R"({"spec":{"finalizers":[]}})"));
+  ns = Get(Resource::kNamespaces, "", "a");
+  EXPECT_NE(ns->json->find(R"("spec":{"finalizers":["kubernetes"]})"), std::string::npos)
+      << *ns->json;
+}
+
+TEST_F(RegistryTest, ADryRunDeleteOfANamespaceAnswersTerminatingAndChangesNothing) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kNamespaces, "",
+                     R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dry"}})"));
+  ASSERT_TRUE(Create(Resource::kPods, "dry", PodJson("p")));
+  const store::Revision before = store_->CurrentRevision();
+  DeleteOptions options;
+  options.dry_run = true;
+  auto r = Delete(Resource::kNamespaces, "", "dry", options);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Str(*r, "/status/phase"), "Terminating");
+  EXPECT_EQ(store_->CurrentRevision(), before);
+  EXPECT_EQ(Get(Resource::kNamespaces, "", "dry")->As<api::Namespace>()->phase, "Active");
+  EXPECT_EQ(CountIn(Resource::kPods, "dry"), 1u);
+}
+
+TEST_F(RegistryTest, ANamespaceLeftTerminatingIsDeletedAfterARestart) {
+  // What a stop between the DELETE and the end of the deletion leaves in the store.
+  const std::string ns_key = ObjectKey(Info(Resource::kNamespaces), "", "left");
+  ASSERT_TRUE(store_->Create(
+      ns_key, store::MakeBytes(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)"
+                               R"("left","uid":"u1","deletionTimestamp":"2026-01-01T00:00:00Z"},)"
+                               R"("spec":{"finalizers":["kubernetes"]},)"
+                               R"("status":{"phase":"Terminating"}})")));
+  ASSERT_TRUE(store_->Create(
+      ObjectKey(Info(Resource::kPods), "left", "p"),
+      store::MakeBytes(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p",)"
+                       R"("namespace":"left","uid":"u2"},"spec":{"containers":[{"name":"c",)"
+                       R"("image":"nginx"}]}})")));
+  Start();
+  EXPECT_TRUE(Eventually([&] { return !Get(Resource::kNamespaces, "", "left"); }));
+  EXPECT_EQ(CountIn(Resource::kPods, "left"), 0u);
+}
+
+TEST_F(RegistryTest, StopEndsANamespaceDeletionThatIsWaiting) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kNamespaces, "",
+                     R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"s"}})"));
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(Create(Resource::kPods, "s", PodJson(std::string("p").append(std::to_string(i)))));
+  }
+  ASSERT_TRUE(Delete(Resource::kNamespaces, "", "s"));
+  // Returns (the destructor too) however far the deletion got; the next Start finishes it.
+  registry_->Stop();
+  Start();
+  EXPECT_TRUE(Eventually([&] { return !Get(Resource::kNamespaces, "", "s"); }));
+  EXPECT_EQ(CountIn(Resource::kPods, "s"), 0u);
+}
 
 TEST_F(RegistryTest, PodsGetTheDefaultTolerationsFromEveryWriter) {
   Start();
@@ -148,6 +364,7 @@ TEST_F(RegistryTest, TheChainInTheOptionsDecides) {
   Start(std::move(mortal));
   auto gone = Delete(Resource::kNamespaces, "", "kube-public");
   ASSERT_TRUE(gone) << gone.error().message;
+  EXPECT_EQ(Str(*gone, "/status/phase"), "Terminating");
   Start();
   auto immortal = Delete(Resource::kNamespaces, "", "default");
   ASSERT_FALSE(immortal);

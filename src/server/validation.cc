@@ -252,6 +252,21 @@ FieldErrorList ValidateObject(const ResourceInfo& info, const Value& doc, const 
       errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
       break;
     }
+    case Resource::kNamespaces: {
+      // The phase follows the deletion (upstream ValidateNamespaceStatusUpdate); only an
+      // update can bring the two apart, a create always starts Active.
+      if (old_typed == nullptr) break;
+      const api::Namespace& ns = *typed.Get<api::Namespace>();
+      if (!ns.meta.deletion_timestamp && ns.phase != "Active") {
+        errs.push_back(FieldError::Invalid("status.Phase", JsonString(ns.phase),
+                                           "may only be 'Active' if `deletionTimestamp` is empty"));
+      } else if (ns.meta.deletion_timestamp && ns.phase != "Terminating") {
+        errs.push_back(
+            FieldError::Invalid("status.Phase", JsonString(ns.phase),
+                                "may only be 'Terminating' if `deletionTimestamp` is not empty"));
+      }
+      break;
+    }
     case Resource::kDaemonSets: {
       const api::DaemonSet& ds = *typed.Get<api::DaemonSet>();
       if (!ds.selector) errs.push_back(FieldError::Required("spec.selector"));

@@ -3,13 +3,17 @@
 
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "admission/chain.h"
 #include "cli/check.h"
 #include "cli/serve.h"
 #include "core/feature_gates.h"
+#include "core/strings.h"
 #include "core/version.h"
 
 namespace {
@@ -20,6 +24,17 @@ constexpr int kExitBadInput = 2;
 int Fail(const std::string& message) {
   std::cerr << "error: " << message << "\n";
   return kExitBadInput;
+}
+
+// An int64 flag's value as pflag parses it; on failure, pflag's message.
+std::string ParseInt64Flag(std::string_view flag, const std::string& text, int64_t* out) {
+  if (kt::ParseDecimalInt64(text, out)) return "";
+  std::string_view number = text;
+  if (!number.empty() && (number[0] == '+' || number[0] == '-')) number.remove_prefix(1);
+  const bool digits = !number.empty() && number.find_first_not_of("0123456789") == number.npos;
+  return "invalid argument \"" + text + "\" for \"" + std::string(flag) +
+         "\" flag: strconv.ParseInt: parsing \"" + text +
+         "\": " + (digits ? "value out of range" : "invalid syntax");
 }
 
 // glibc hands memory freed at the top of a heap back to the kernel once 128 KiB are free, and
@@ -117,6 +132,44 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
 
+  std::string plugin_names;
+  std::string default_on;
+  for (const kt::admission::PluginInfo& p : kt::admission::KnownPlugins()) {
+    plugin_names += plugin_names.empty() ? "" : ", ";
+    plugin_names += p.name;
+    if (!p.default_on) continue;
+    default_on += default_on.empty() ? "" : ", ";
+    default_on += p.name;
+  }
+  serve
+      ->add_option(
+          "--enable-admission-plugins", serve_options.admission.enable_plugins,
+          "admission plugins that should be enabled in addition to default enabled ones (" +
+              default_on + "). Comma-delimited list of admission plugins: " + plugin_names +
+              ". The order of plugins in this flag does not matter.")
+      ->delimiter(',');
+  serve
+      ->add_option("--disable-admission-plugins", serve_options.admission.disable_plugins,
+                   "admission plugins that should be disabled although they are in the default "
+                   "enabled plugins list (" +
+                       default_on + "). Comma-delimited list of admission plugins: " +
+                       plugin_names + ". The order of plugins in this flag does not matter.")
+      ->delimiter(',');
+  // int64 flags, read as Go's pflag reads them (strconv.ParseInt) to refuse out-of-range values.
+  std::string not_ready_seconds = "300";
+  std::string unreachable_seconds = "300";
+  serve
+      ->add_option("--default-not-ready-toleration-seconds", not_ready_seconds,
+                   "Indicates the tolerationSeconds of the toleration for notReady:NoExecute that "
+                   "is added by default to every pod that does not already have such a toleration.")
+      ->capture_default_str();
+  serve
+      ->add_option("--default-unreachable-toleration-seconds", unreachable_seconds,
+                   "Indicates the tolerationSeconds of the toleration for unreachable:NoExecute "
+                   "that is added by default to every pod that does not already have such a "
+                   "toleration.")
+      ->capture_default_str();
+
   // Upstream components take `-v=2`; CLI11 reads `=` only after long names, so give it `--v=2`.
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) {
@@ -144,6 +197,19 @@ int main(int argc, char** argv) {
   if (serve->parsed()) {
     if (kt::Status s = kt::ParseFeatureGates(serve_gates, serve_options.gates); !s.ok()) {
       return Fail("--feature-gates: " + s.message());
+    }
+    for (auto [flag, text, out] :
+         {std::tuple{"--default-not-ready-toleration-seconds", &not_ready_seconds,
+                     &serve_options.admission.default_not_ready_toleration_seconds},
+          std::tuple{"--default-unreachable-toleration-seconds", &unreachable_seconds,
+                     &serve_options.admission.default_unreachable_toleration_seconds}}) {
+      if (std::string error = ParseInt64Flag(flag, *text, out); !error.empty()) return Fail(error);
+    }
+    // kube-apiserver's checks of the admission flags, with its messages.
+    if (auto enabled =
+            kt::admission::EnabledPlugins(kt::admission::KnownPlugins(), serve_options.admission);
+        !enabled) {
+      return Fail(enabled.error().message());
     }
     serve_options.scheduler_name_set = scheduler_name->count() > 0;
     kt::cli::BlockStopSignals();

@@ -214,8 +214,12 @@ int RunServe(const ServeOptions& options) {
   const auto store_ready = std::chrono::steady_clock::now();
   // Every component's time, and the registry's timestamps, come from one clock.
   std::unique_ptr<client::Clock> clock = client::NewRealClock();
+  Result<std::shared_ptr<const admission::Chain>> admission =
+      admission::NewChain(options.admission);
+  if (!admission) return Fail(admission.error().message());
   server::Registry::Options registry_options;
   registry_options.gates = options.gates;
+  registry_options.admission = std::move(*admission);
   registry_options.now = [c = clock.get()] {
     return std::chrono::time_point_cast<std::chrono::system_clock::duration>(c->Now());
   };

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "admission/chain.h"
 #include "core/feature_gates.h"
 #include "core/status.h"
 
@@ -24,6 +25,8 @@ struct ServeOptions {
   bool scheduler_name_set = false;
   std::string scheduler_config;
   bool disable_scheduler = false;
+  // kube-apiserver's admission flags: which plugins run, DefaultTolerationSeconds' seconds.
+  admission::Config admission;
   // kube-controller-manager's --controllers: "*" (every one on by default), "name", "-name".
   std::vector<std::string> controllers = {"*"};
 };

@@ -11,11 +11,7 @@ bin=${1:?usage: kubectl_test.sh KUBETAINT_BINARY}
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-if ! command -v kubectl >/dev/null 2>&1; then
-  echo "SKIP: kubectl is not on PATH (KUBETAINT_WITH_KUBECTL=1 scripts/deps.sh installs one)"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+require_kubectl
 
 # The server's gitVersion, e.g. v1.35.0+kubetaint.0.1.0, from `kubetaint version`.
 gv=$("$bin" version | sed -nE 's/^kubetaint ([0-9.]+) \(Kubernetes (v[0-9.]+) semantics\)$/\2+kubetaint.\1/p')

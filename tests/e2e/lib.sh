@@ -3,7 +3,8 @@
 # `kubetaint serve` started on 127.0.0.1:0 and stopped by its PID.
 #
 #   bin=${1:?}; source "$(dirname "$0")/lib.sh"
-#   start_server "$tmp/data" --nodes 3 || finish
+#   require_kubectl                   # skip (passing) without kubectl
+#   start_server "$tmp/data" --nodes 3 || finish   # or `server NAME ARGS...` per block
 #   kc get_nodes get nodes            # kubectl, output kept in $tmp/get_nodes.{out,err,rc}
 #   check get_nodes rc 0 table "NAME STATUS ..."
 #   stop_server
@@ -121,6 +122,19 @@ stop_server() {
   srv_pid=""
 }
 
+# server NAME [SERVE_ARGS...]: for scripts with one server per block: stops the previous
+# block's server (it must exit 0 on SIGTERM, counted as a check), then starts a fresh one on
+# $tmp/NAME; gives up the script if it does not start.
+server() {
+  local name=$1
+  shift
+  if [ -n "$srv_pid" ]; then
+    stop_server
+    if [ "$srv_rc" = 0 ]; then ok; else fail "server $srv_n: exit status $srv_rc on SIGTERM"; fi
+  fi
+  start_server "$tmp/$name" "$@" || finish
+}
+
 # kill9_server: SIGKILL to our server; sets srv_rc to its exit status (137).
 kill9_server() {
   kill -KILL "$srv_pid"
@@ -130,6 +144,14 @@ kill9_server() {
 }
 
 # --- kubectl ------------------------------------------------------------------------------
+
+# require_kubectl: ends the script as skipped (passing) when kubectl is not on PATH.
+require_kubectl() {
+  command -v kubectl >/dev/null 2>&1 && return 0
+  echo "SKIP: kubectl is not on PATH (KUBETAINT_WITH_KUBECTL=1 scripts/deps.sh installs one)"
+  echo "0 passed, 0 failed"
+  exit 0
+}
 
 # kc NAME ARGS...: kubectl ARGS with our cache dir and a 60 s bound; keeps stdout, stderr and
 # the exit status in $tmp/NAME.{out,err,rc}. Records the command line for failure messages.

@@ -19,25 +19,9 @@ bin=${1:?usage: scheduler_test.sh KUBETAINT_BINARY}
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-if ! command -v kubectl >/dev/null 2>&1; then
-  echo "SKIP: kubectl is not on PATH (KUBETAINT_WITH_KUBECTL=1 scripts/deps.sh installs one)"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
+require_kubectl
 
 limit=20  # seconds any one wait for the scheduler may take
-
-# server NAME [SERVE_ARGS...]: stops the previous block's server (it must exit 0 on SIGTERM),
-# then starts a fresh one on $tmp/NAME.
-server() {
-  local name=$1
-  shift
-  if [ -n "$srv_pid" ]; then
-    stop_server
-    if [ "$srv_rc" = 0 ]; then ok; else fail "server $srv_n: exit status $srv_rc on SIGTERM"; fi
-  fi
-  start_server "$tmp/$name" "$@" || finish
-}
 
 # out_is NAME WANT KUBECTL_ARGS...: runs the kubectl as NAME; true when its stdout is WANT.
 out_is() {

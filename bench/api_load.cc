@@ -1207,7 +1207,7 @@ class BindWatcher {
   std::map<std::string, Clock::time_point> bound_;  // guarded by mu_
   std::map<std::string, size_t> counts_;            // by name prefix; guarded by mu_
   bool ended_ = false;                              // guarded by mu_
-  WatchStream stream_;  // last: destroyed (and its thread joined) first
+  WatchStream stream_;                              // last: destroyed (and its thread joined) first
 };
 
 int CmdSchedule(const Flags& f) {

@@ -142,8 +142,8 @@ BENCHMARK(BM_EvictPod)->Iterations(20000);
 void BM_TaintManagerEvent(benchmark::State& state) {
   Server s;
   auto clock = client::NewRealClock();
-  auto recorder = client::NewCoreV1Recorder(s.client.get(), clock.get(),
-                                            "taint-eviction-controller", "");
+  auto recorder =
+      client::NewCoreV1Recorder(s.client.get(), clock.get(), "taint-eviction-controller", "");
   api::ObjectReference base;
   base.kind.append("Pod");
   base.api_version.append("v1");

@@ -408,8 +408,7 @@ Result<CheckReport> RunCheck(const CheckOptions& options) {
     }
     std::sort(preview.pods.begin(), preview.pods.end(),
               [](const PodEviction& a, const PodEviction& b) {
-                return a.namespace_ != b.namespace_ ? a.namespace_ < b.namespace_
-                                                    : a.name < b.name;
+                return a.namespace_ != b.namespace_ ? a.namespace_ < b.namespace_ : a.name < b.name;
               });
     preview.pods.erase(std::unique(preview.pods.begin(), preview.pods.end(),
                                    [](const PodEviction& a, const PodEviction& b) {

@@ -138,13 +138,13 @@ Controller::Controller(Options options)
       box_(std::make_shared<Mailbox>()) {
   comparison_operators_ = options_.gates.taint_toleration_comparison_operators;
   if (!recorder_) {
-    recorder_ = client::NewCoreV1Recorder(client_, clock_, std::string(kControllerName),
-                                          options_.host);
+    recorder_ =
+        client::NewCoreV1Recorder(client_, clock_, std::string(kControllerName), options_.host);
   }
-  pods_ = std::make_unique<client::Informer>(
-      std::move(options_.pods), client::Informer::Options::Manual(clock_, "pods"));
-  nodes_ = std::make_unique<client::Informer>(
-      std::move(options_.nodes), client::Informer::Options::Manual(clock_, "nodes"));
+  pods_ = std::make_unique<client::Informer>(std::move(options_.pods),
+                                             client::Informer::Options::Manual(clock_, "pods"));
+  nodes_ = std::make_unique<client::Informer>(std::move(options_.nodes),
+                                              client::Informer::Options::Manual(clock_, "nodes"));
   pods_->AddIndexer(std::string(kNodeNameIndex), [](const server::StoredObject& o) {
     const api::Pod* p = o.As<api::Pod>();
     if (p == nullptr || p->spec.node_name.empty()) return std::vector<std::string>{};
@@ -216,9 +216,8 @@ void Controller::Run() {
   for (;;) {
     if (Round() > 0) continue;
     std::unique_lock<std::mutex> lock(box_->mu);
-    box_->cv.wait(lock, [&] {
-      return box_->stopping || box_->informer_pending || !box_->inbox.empty();
-    });
+    box_->cv.wait(lock,
+                  [&] { return box_->stopping || box_->informer_pending || !box_->inbox.empty(); });
     if (box_->stopping) return;
   }
 }
@@ -477,8 +476,7 @@ void Controller::FireDue() {
 
 void Controller::StartEviction(const UidKey& key, uint64_t token) {
   auto it = entries_.find(key);
-  if (it == entries_.end() || it->second.token != token ||
-      it->second.state != State::kWaiting) {
+  if (it == entries_.end() || it->second.token != token || it->second.state != State::kWaiting) {
     return;
   }
   Entry& e = it->second;
@@ -495,7 +493,7 @@ void Controller::StartEviction(const UidKey& key, uint64_t token) {
   };
   auto reads = std::make_shared<Reads>();
   auto arrived = [this, box = box_, reads, key, token](bool is_node,
-                                                        server::ApiResult<ObjectPtr> r) {
+                                                       server::ApiResult<ObjectPtr> r) {
     {
       std::lock_guard<std::mutex> lock(reads->mu);
       (is_node ? reads->node : reads->pod) = std::move(r);

@@ -73,10 +73,10 @@ inline constexpr std::string_view kConditionMessage =
 // What the controller does with a pod on a node with these NoExecute taints.
 struct Decision {
   enum Kind : unsigned char {
-    kNone,    // the node has no NoExecute taint
-    kStay,    // every taint tolerated for ever
-    kNow,     // some taint not tolerated, or tolerated for <= 0 s
-    kAfter,   // every taint tolerated, the shortest for `seconds`
+    kNone,   // the node has no NoExecute taint
+    kStay,   // every taint tolerated for ever
+    kNow,    // some taint not tolerated, or tolerated for <= 0 s
+    kAfter,  // every taint tolerated, the shortest for `seconds`
   } kind = kNone;
   int64_t seconds = 0;
 };
@@ -157,7 +157,9 @@ class Controller {
     bool operator==(const UidKey&) const = default;
   };
   struct UidHash {
-    size_t operator()(const UidKey& k) const { return static_cast<size_t>(k.hi ^ (k.lo * 0x9E3779B97F4A7C15ull)); }
+    size_t operator()(const UidKey& k) const {
+      return static_cast<size_t>(k.hi ^ (k.lo * 0x9E3779B97F4A7C15ull));
+    }
   };
   static UidKey KeyOf(std::string_view uid);
 
@@ -168,9 +170,9 @@ class Controller {
     client::Time fire_at;
     uint64_t token = 0;
     State state = State::kWaiting;
-    bool timed = false;      // waits for a countdown (not an immediate eviction)
-    uint16_t failures = 0;   // failed deletes so far
-    bool recheck = false;    // a change came while it ran: look at the pod again after
+    bool timed = false;     // waits for a countdown (not an immediate eviction)
+    uint16_t failures = 0;  // failed deletes so far
+    bool recheck = false;   // a change came while it ran: look at the pod again after
   };
   struct Due {
     client::Time when;

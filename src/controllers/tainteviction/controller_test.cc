@@ -142,8 +142,14 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"EN5", true, {}, "node1", {}, Row::kUpdateNode, {1}, 0},
         Row{"EN6", true, {}, "node1", {kTol1For100}, Row::kUpdateNode, {1}, 100},
         Row{"EN7", true, {}, "node1", {kTol1For100}, Row::kUpdateNode, {1, 2}, 0},
-        Row{"EN9", true, {}, "node1", {Cluster::Tol(1, 1), Cluster::Tol(2, 100)},
-            Row::kUpdateNode, {1, 2}, 1},
+        Row{"EN9",
+            true,
+            {},
+            "node1",
+            {Cluster::Tol(1, 1), Cluster::Tol(2, 100)},
+            Row::kUpdateNode,
+            {1, 2},
+            1},
         // Beyond upstream's table: a taint the pod does not tolerate beside one it does.
         Row{"X1", true, {}, "node1", {kTol1Forever}, Row::kUpdateNode, {1, 2}, 0},
         // A tolerationSeconds past what nanoseconds since 1970 hold from now: a very long wait,
@@ -299,8 +305,7 @@ TEST(TaintEvictionTest, EventsAsUpstream) {
     if (json.find("TaintManagerEviction") == std::string::npos) continue;
     ++seen;
     EXPECT_NE(json.find(R"("type":"Normal")"), std::string::npos) << json;
-    EXPECT_NE(json.find(R"("component":"taint-eviction-controller")"), std::string::npos)
-        << json;
+    EXPECT_NE(json.find(R"("component":"taint-eviction-controller")"), std::string::npos) << json;
     EXPECT_NE(json.find(R"("kind":"Pod")"), std::string::npos) << json;
     EXPECT_NE(json.find(R"("count":1)"), std::string::npos) << json;
     // The involved object names the pod with its UID (upstream leaves it out, which hides the

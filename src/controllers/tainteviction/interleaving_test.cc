@@ -182,7 +182,8 @@ class Interleaving {
       case 7: {
         static constexpr Fault kFaults[] = {Fault::kError, Fault::kConflict, Fault::kTimeout};
         std::vector<Fault> faults;
-        for (int n = 1 + static_cast<int>(rng_() % 3); n > 0; --n) faults.push_back(kFaults[rng_() % 3]);
+        for (int n = 1 + static_cast<int>(rng_() % 3); n > 0; --n)
+          faults.push_back(kFaults[rng_() % 3]);
         c_.client->InjectDeleteFaults(faults);
         break;
       }
@@ -290,7 +291,7 @@ class Interleaving {
   std::mt19937 rng_;
   std::string node_;
   std::vector<std::string> pod_names_;
-  std::vector<PodModel> history_;           // every pod created, in order
+  std::vector<PodModel> history_;          // every pod created, in order
   std::map<std::string, size_t> current_;  // the current pod of each name, in history_
   std::set<std::string> user_deleted_;
   bool a_ = false, b_ = false, noschedule_ = false;

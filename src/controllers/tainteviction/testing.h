@@ -45,7 +45,7 @@ class RecordingClient : public client::Client {
     client::Time at;
     std::string namespace_;
     std::string name;
-    std::string uid;  // the delete's UID precondition
+    std::string uid;       // the delete's UID precondition
     bool deleted = false;  // the pod was really deleted by this call
   };
 
@@ -69,8 +69,7 @@ class RecordingClient : public client::Client {
       std::lock_guard<std::mutex> lock(mu_);
       patches_.push_back(Call{clock_->Now(), ns, name, "", false});
     }
-    inner_->Patch(r, std::move(ns), std::move(name), sub, type, std::move(patch),
-                  std::move(done));
+    inner_->Patch(r, std::move(ns), std::move(name), sub, type, std::move(patch), std::move(done));
   }
   void Delete(server::Resource r, std::string ns, std::string name, server::DeleteOptions options,
               client::WriteDone done) override {
@@ -90,12 +89,13 @@ class RecordingClient : public client::Client {
       return done(server::ApiErr(server::NewInternalError("injected failure")));
     }
     if (fault == Fault::kConflict) {
-      return done(server::ApiErr(server::ConflictError(server::Info(r), name, "injected conflict")));
+      return done(
+          server::ApiErr(server::ConflictError(server::Info(r), name, "injected conflict")));
     }
     Call call{clock_->Now(), ns, name, options.precondition_uid.value_or(""), false};
     inner_->Delete(r, ns, name, std::move(options),
-                   [this, call, fault, done = std::move(done)](
-                       server::ApiResult<store::Bytes> result) mutable {
+                   [this, call, fault,
+                    done = std::move(done)](server::ApiResult<store::Bytes> result) mutable {
                      {
                        std::lock_guard<std::mutex> lock(mu_);
                        call.deleted = result.has_value();
@@ -112,8 +112,7 @@ class RecordingClient : public client::Client {
   }
   void Bind(std::string ns, std::string name, std::string uid, std::string node,
             client::Done done) override {
-    inner_->Bind(std::move(ns), std::move(name), std::move(uid), std::move(node),
-                 std::move(done));
+    inner_->Bind(std::move(ns), std::move(name), std::move(uid), std::move(node), std::move(done));
   }
 
   // The next deletes fail as given, in order.
@@ -151,9 +150,9 @@ class RecordingClient : public client::Client {
   client::Client* inner_;
   client::Clock* clock_;
   mutable std::mutex mu_;
-  std::deque<Fault> faults_;   // guarded by mu_
-  std::vector<Call> deletes_;  // guarded by mu_
-  std::vector<Call> patches_;  // guarded by mu_
+  std::deque<Fault> faults_;          // guarded by mu_
+  std::vector<Call> deletes_;         // guarded by mu_
+  std::vector<Call> patches_;         // guarded by mu_
   std::vector<std::string> refused_;  // guarded by mu_
 };
 

@@ -42,6 +42,12 @@ void SetPodDefaults(rapidjson::Document& pod) {
     if (name != s.MemberEnd()) s.RemoveMember(name);
     s.AddMember("schedulerName", "default-scheduler", alloc);
   }
+  // Upstream's DefaultTerminationGracePeriodSeconds: what a graceful delete waits for.
+  if (auto g = s.FindMember("terminationGracePeriodSeconds");
+      g == s.MemberEnd() || g->value.IsNull()) {
+    if (g != s.MemberEnd()) s.RemoveMember(g);
+    s.AddMember("terminationGracePeriodSeconds", int64_t{30}, alloc);
+  }
   for (const char* list : {"initContainers", "containers"}) {
     auto l = s.FindMember(list);
     if (l == s.MemberEnd() || !l->value.IsArray()) continue;

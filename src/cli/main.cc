@@ -11,7 +11,9 @@
 
 #include "admission/chain.h"
 #include "cli/check.h"
+#include "cli/kubelet_cmd.h"
 #include "cli/serve.h"
+#include "core/duration.h"
 #include "core/feature_gates.h"
 #include "core/strings.h"
 #include "core/version.h"
@@ -110,8 +112,16 @@ int main(int argc, char** argv) {
                     "Where to write the kubeconfig (default DATA_DIR/kubeconfig)");
   serve->add_option("--feature-gates", serve_gates,
                     "Feature gates, e.g. TaintTolerationComparisonOperators=true");
-  serve->add_option("--nodes", serve_options.nodes, "Register N demo nodes node1..nodeN")
+  serve
+      ->add_option("--nodes", serve_options.nodes,
+                   "Run N simulated kubelets, nodes node1..nodeN, in this process")
       ->check(CLI::NonNegativeNumber);
+  std::string serve_status_frequency = "10s";
+  serve
+      ->add_option("--node-status-update-frequency", serve_status_frequency,
+                   "Specifies how often the simulated kubelets compute node status (and post it "
+                   "when it changed, or every 5m0s)")
+      ->capture_default_str();
   serve->add_option("-v,--v", serve_options.verbosity,
                     "Log verbosity (upstream levels; 2 and above log every request)");
   CLI::Option* scheduler_name =
@@ -170,6 +180,34 @@ int main(int argc, char** argv) {
                    "toleration.")
       ->capture_default_str();
 
+  kt::cli::KubeletOptions kubelet_options;
+  std::string kubelet_status_frequency = "10s";
+  CLI::App* kubelet = app.add_subcommand(
+      "kubelet",
+      "Run simulated kubelets (nodes that register, heartbeat and run pods) against an API "
+      "server, until SIGINT or SIGTERM");
+  kubelet->add_option("--kubeconfig", kubelet_options.kubeconfig,
+                      "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)");
+  kubelet->add_option("--context", kubelet_options.context, "The kubeconfig context to use");
+  kubelet->add_option("--nodes", kubelet_options.nodes, "How many nodes")->capture_default_str();
+  kubelet->add_option("--prefix", kubelet_options.prefix, "Node names: PREFIX<number>")
+      ->capture_default_str();
+  kubelet->add_option("--first", kubelet_options.first, "The first node's number")
+      ->capture_default_str();
+  kubelet->add_option("--zones", kubelet_options.zones,
+                      "Zones, e.g. a,b,c: node i gets topology.kubernetes.io/zone of the i-th, "
+                      "round robin");
+  kubelet->add_option("--capacity", kubelet_options.capacity,
+                      "Capacity and allocatable, e.g. cpu=4,memory=16Gi,pods=110,nvidia.com/gpu=1 "
+                      "(default cpu=4,ephemeral-storage=100Gi,memory=16Gi,pods=110)");
+  kubelet->add_option("--taints,--register-with-taints", kubelet_options.taints,
+                      "Taints the nodes register with, e.g. gpu=true:NoSchedule");
+  kubelet
+      ->add_option("--node-status-update-frequency", kubelet_status_frequency,
+                   "Specifies how often the kubelets compute node status (and post it when it "
+                   "changed, or every 5m0s)")
+      ->capture_default_str();
+
   // Upstream components take `-v=2`; CLI11 reads `=` only after long names, so give it `--v=2`.
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) {
@@ -211,9 +249,27 @@ int main(int argc, char** argv) {
         !enabled) {
       return Fail(enabled.error().message());
     }
+    if (auto d = kt::ParseGoDuration(serve_status_frequency); !d || d->count() <= 0) {
+      return Fail("invalid argument \"" + serve_status_frequency +
+                  "\" for \"--node-status-update-frequency\" flag: " +
+                  (d ? std::string("must be positive") : d.error().message()));
+    } else {
+      serve_options.node_status_update_frequency = *d;
+    }
     serve_options.scheduler_name_set = scheduler_name->count() > 0;
     kt::cli::BlockStopSignals();
     return kt::cli::RunServe(serve_options);
+  }
+  if (kubelet->parsed()) {
+    if (auto d = kt::ParseGoDuration(kubelet_status_frequency); !d || d->count() <= 0) {
+      return Fail("invalid argument \"" + kubelet_status_frequency +
+                  "\" for \"--node-status-update-frequency\" flag: " +
+                  (d ? std::string("must be positive") : d.error().message()));
+    } else {
+      kubelet_options.node_status_update_frequency = *d;
+    }
+    kt::cli::BlockStopSignals();
+    return kt::cli::RunKubelet(kubelet_options);
   }
   if (check->parsed()) {
     if (kt::Status s = kt::ParseFeatureGates(feature_gates, check_options.gates); !s.ok()) {

@@ -20,6 +20,7 @@
 #include "controllers/tainteviction/controller.h"
 #include "core/time.h"
 #include "core/version.h"
+#include "kubelet/kubelet.h"
 #include "scheduler/config.h"
 #include "scheduler/scheduler.h"
 #include "server/api_server.h"
@@ -35,60 +36,6 @@ namespace {
 int Fail(const std::string& message) {
   std::cerr << "error: " << message << "\n";
   return 1;
-}
-
-// A Ready demo node: 4 cpu, 16Gi, 110 pods.
-std::string DemoNode(int i) {
-  const std::string name = "node" + std::to_string(i);
-  const std::string now = FormatRfc3339(WallNow());
-  const std::string resources =
-      R"({"cpu":"4","ephemeral-storage":"100Gi","memory":"16Gi","pods":"110"})";
-  std::string n =
-      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-      R"(","labels":{"kubernetes.io/arch":"amd64","kubernetes.io/hostname":")" + name +
-      R"(","kubernetes.io/os":"linux"}},"spec":{},"status":{"capacity":)" + resources +
-      R"(,"allocatable":)" + resources +
-      R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady",)"
-      R"("message":"kubelet is posting ready status","lastHeartbeatTime":")" +
-      now + R"(","lastTransitionTime":")" + now +
-      R"("}],"addresses":[{"type":"InternalIP","address":"192.0.2.)" + std::to_string(i % 250 + 1) +
-      R"("},{"type":"Hostname","address":")" + name +
-      R"("}],"nodeInfo":{"architecture":"amd64","containerRuntimeVersion":"kubetaint://)" +
-      std::string(KubetaintVersion()) +
-      R"(","kernelVersion":"simulated",)"
-      R"("kubeletVersion":")" +
-      GitVersion() + R"(","operatingSystem":"linux","osImage":"kubetaint simulated node"}}})";
-  return n;
-}
-
-// Creates node1..nodeN that do not exist yet. The creates are issued together so that the store
-// commits them in a few group commits rather than one sync each.
-Status CreateDemoNodes(server::Registry& registry, int count) {
-  const server::ResourceInfo& info = server::Info(server::Resource::kNodes);
-  struct State {
-    std::mutex mu;
-    std::condition_variable cv;
-    int pending = 0;
-    Status first_error;
-  } state;
-  for (int i = 1; i <= count; ++i) {
-    Result<rapidjson::Document> doc = api::ParseJson(DemoNode(i));
-    if (!doc) return doc.error();
-    {
-      std::lock_guard<std::mutex> lock(state.mu);
-      ++state.pending;
-    }
-    registry.Create(info, "", std::move(*doc), {}, [&state](server::ApiResult<store::Bytes> r) {
-      std::lock_guard<std::mutex> lock(state.mu);
-      if (!r && r.error().reason != "AlreadyExists" && state.first_error.ok()) {
-        state.first_error = r.error().ToStatus();
-      }
-      if (--state.pending == 0) state.cv.notify_all();
-    });
-  }
-  std::unique_lock<std::mutex> lock(state.mu);
-  state.cv.wait(lock, [&] { return state.pending == 0; });
-  return state.first_error;
 }
 
 Status WriteKubeconfig(const std::string& path, const std::string& url) {
@@ -171,6 +118,16 @@ Status ValidateControllers(const std::vector<std::string>& controllers) {
   return Status::Ok();
 }
 
+void WaitForStopSignal(const char* who) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  std::fprintf(stderr, "%s: %s received, stopping\n", who, sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
 void BlockStopSignals() {
   sigset_t set;
   sigemptyset(&set);
@@ -226,8 +183,24 @@ int RunServe(const ServeOptions& options) {
   server::Registry registry(store.get(), registry_options);
   if (Status s = registry.Start(); !s.ok()) return Fail(s.message());
   const auto caches_ready = std::chrono::steady_clock::now();
-  if (Status s = CreateDemoNodes(registry, options.nodes); !s.ok()) {
-    return Fail("creating demo nodes: " + s.message());
+  std::unique_ptr<client::Client> client = client::NewInProcessClient(&registry);
+  // The simulated kubelets of node1..nodeN, through the registry as any client; serving starts
+  // once every node has registered.
+  std::unique_ptr<kubelet::Kubelets> kubelets;
+  if (options.nodes > 0) {
+    kubelet::Kubelets::Options ko;
+    ko.clock = clock.get();
+    ko.client = client.get();
+    ko.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    ko.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
+    ko.node.prefix = "node";
+    ko.node.count = options.nodes;
+    ko.status_update_frequency = options.node_status_update_frequency;
+    kubelets = std::make_unique<kubelet::Kubelets>(std::move(ko));
+    kubelets->Start();
+    if (!kubelets->WaitRegistered(std::chrono::steady_clock::now() + std::chrono::seconds(60))) {
+      return Fail("the simulated nodes did not register within 60 s");
+    }
   }
 
   {
@@ -237,7 +210,6 @@ int RunServe(const ServeOptions& options) {
     synced.get_future().wait();
   }
   // The scheduler, fed by informers over the watch caches and writing through the registry.
-  std::unique_ptr<client::Client> client = client::NewInProcessClient(&registry);
   std::unique_ptr<client::Informer> pod_informer;
   std::unique_ptr<client::Informer> node_informer;
   std::unique_ptr<scheduler::Scheduler> sched;
@@ -331,18 +303,13 @@ int RunServe(const ServeOptions& options) {
   }
   if (taint_eviction) taint_eviction->Start();
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
-  std::fprintf(stderr, "kubetaint: %s received, stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  WaitForStopSignal("kubetaint");
   (*http)->Stop();
   if (sched) sched->Stop();
   if (taint_eviction) taint_eviction->Stop();
   if (pod_informer) pod_informer->Stop();
   if (node_informer) node_informer->Stop();
+  if (kubelets) kubelets->Stop();
   registry.Stop();
   http->reset();
   store.reset();  // completes and syncs every accepted write

@@ -1,6 +1,7 @@
 // `kubetaint serve`: the API server the stock kubectl talks to, on embedded SQLite (or memory).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,9 @@ struct ServeOptions {
   std::string store = "sqlite";  // sqlite | memory
   std::string kubeconfig;        // default DATA_DIR/kubeconfig
   FeatureGates gates;
-  int nodes = 0;      // demo nodes node1..nodeN
+  int nodes = 0;  // simulated kubelets of node1..nodeN
+  // Their --node-status-update-frequency.
+  std::chrono::nanoseconds node_status_update_frequency = std::chrono::seconds(10);
   int verbosity = 0;  // upstream -v; 2 and above log every request
   // The scheduler: the default profile's name (without --config), a KubeSchedulerConfiguration
   // file, and whether it runs at all.
@@ -43,6 +46,10 @@ Status ValidateControllers(const std::vector<std::string>& controllers);
 // Blocks SIGINT and SIGTERM in the calling thread; call before any thread starts, so that
 // RunServe can wait for them.
 void BlockStopSignals();
+
+// Waits for SIGINT or SIGTERM (blocked by BlockStopSignals), then prints "<who>: SIGTERM
+// received, stopping" on stderr.
+void WaitForStopSignal(const char* who);
 
 // Serves until SIGINT or SIGTERM, then stops cleanly. Returns the process exit status; errors
 // are printed as one line on stderr.

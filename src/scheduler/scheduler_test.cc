@@ -196,6 +196,15 @@ TEST(SchedulerTest, HighPriorityPodPreemptsALowPriorityOne) {
   c.Create(Resource::kPods,
            PodJson("preemptor", R"("priorityClassName":"high")", R"("cpu":"800m")"));
   c.Settle();
+  // The victim is deleted gracefully: Terminating, and still holding its CPU, until its kubelet
+  // ends the deletion; the preemptor waits nominated to node1 meanwhile.
+  server::ObjectPtr victim = c.GetPod("victim");
+  ASSERT_NE(victim, nullptr);
+  EXPECT_TRUE(victim->meta().deletion_timestamp.has_value());
+  EXPECT_EQ(victim->meta().deletion_grace_period_seconds, 30);
+  EXPECT_EQ(c.NodeOf("preemptor"), "");
+  ASSERT_TRUE(c.Delete(Resource::kPods, "victim"));  // the kubelet's grace-0 delete
+  c.Settle();
   c.Advance(std::chrono::seconds(2));
   EXPECT_EQ(c.GetPod("victim"), nullptr);
   EXPECT_EQ(c.NodeOf("preemptor"), "node1");

@@ -7,6 +7,7 @@
 #include "admission/priority.h"
 #include "api/codec.h"
 #include "api/defaults.h"
+#include "api/table.h"
 #include "core/time.h"
 #include "core/validation.h"
 #include "server/object.h"
@@ -913,8 +914,114 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
       return DeleteNamespace(info, std::move(current), std::move(options), attempt,
                              std::move(done));
     }
-    DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
+    DeleteGracefully(info, std::move(current), std::move(options), attempt, std::move(done));
   });
+}
+
+namespace {
+
+// What a DELETE does to an object that exists (upstream rest.BeforeDelete, the pod strategy's
+// CheckGracefulDelete, and the generic store's finalizer handling).
+struct DeletePlan {
+  enum Kind : unsigned char {
+    kDeleteNow,  // remove it from the store
+    kAsIs,       // a graceful deletion is pending: answer the object unchanged
+    kMark,       // write deletionTimestamp and deletionGracePeriodSeconds
+  } kind = kDeleteNow;
+  WallTime deletion{};      // kMark: the deletionTimestamp
+  bool keep_stamp = false;  // kMark: keep an existing deletionTimestamp (finalizers only)
+  int64_t grace = 0;        // kMark: deletionGracePeriodSeconds
+};
+
+WallTime FromTimestamp(const std::string& rfc3339) {
+  const api::Timestamp t = api::ParseTimestamp(rfc3339);
+  return WallTime(std::chrono::seconds(t.seconds) + std::chrono::nanoseconds(t.nanos));
+}
+
+DeletePlan PlanDelete(const ResourceInfo& info, const StoredObject& current,
+                      std::optional<int64_t> requested, WallTime now) {
+  const api::ObjectMeta& meta = current.meta();
+  const bool finalizers = !meta.finalizers.empty();
+  // Negative grace periods count as 1 s on the delete path.
+  if (requested && *requested < 0) requested = 1;
+  // Objects without graceful deletion (everything but pods): deleted at once unless finalizers
+  // hold them, which marks them deleting "now" with no grace period (upstream markAsDeleting).
+  auto not_graceful = [&] {
+    DeletePlan p;
+    if (!finalizers) return p;
+    p.kind = DeletePlan::kMark;
+    p.deletion = now;
+    p.keep_stamp = meta.deletion_timestamp && FromTimestamp(*meta.deletion_timestamp) <= now;
+    return p;
+  };
+  if (info.resource != Resource::kPods) return not_graceful();
+  if (meta.deletion_timestamp) {
+    std::optional<int64_t> current_grace = meta.deletion_grace_period_seconds;
+    if (current_grace && *current_grace < 0) current_grace = 1;
+    // A deletion whose grace period is gone (or was never set) finishes now.
+    if (!current_grace || *current_grace == 0) return not_graceful();
+    // Only a shorter grace period may be asked for; otherwise the deletion stays pending.
+    if (!requested || *requested >= *current_grace) return DeletePlan{.kind = DeletePlan::kAsIs};
+    DeletePlan p{.kind = DeletePlan::kMark};
+    p.deletion = FromTimestamp(*meta.deletion_timestamp) - std::chrono::seconds(*current_grace) +
+                 std::chrono::seconds(*requested);
+    p.grace = *requested;
+    return p;
+  }
+  const api::Pod* pod = current.As<api::Pod>();
+  int64_t period = requested.value_or(
+      pod != nullptr ? pod->spec.termination_grace_period_seconds.value_or(0) : 0);
+  // An unscheduled pod, or one that has terminated, has nothing to wait for.
+  if (pod == nullptr || pod->spec.node_name.empty() || pod->status.phase == "Failed" ||
+      pod->status.phase == "Succeeded") {
+    period = 0;
+  }
+  if (period < 0) period = 1;
+  return DeletePlan{
+      .kind = DeletePlan::kMark, .deletion = now + std::chrono::seconds(period), .grace = period};
+}
+
+}  // namespace
+
+void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
+                                int attempt, WriteCallback done) {
+  const WallTime now = std::chrono::time_point_cast<std::chrono::nanoseconds>(options_.now());
+  const DeletePlan plan = PlanDelete(info, *current, options.grace_period_seconds, now);
+  // No grace period and no finalizer left: the object goes now. Upstream first writes the
+  // zero grace period and then deletes; here it is one store delete, so that a crash between
+  // the two cannot leave a half-done delete behind (DESIGN.md invariant 5).
+  if (plan.kind == DeletePlan::kDeleteNow ||
+      (plan.kind == DeletePlan::kMark && plan.grace == 0 && current->meta().finalizers.empty())) {
+    return DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
+  }
+  if (plan.kind == DeletePlan::kAsIs) return done(current->json);
+  Result<Document> doc = ParseCurrent(*current);
+  if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
+  Alloc& alloc = doc->GetAllocator();
+  Value& meta = (*doc)["metadata"];
+  const bool first = !current->meta().deletion_timestamp;
+  if (!plan.keep_stamp) SetString(meta, "deletionTimestamp", FormatRfc3339(plan.deletion), alloc);
+  SetMember(meta, "deletionGracePeriodSeconds", Value(plan.grace), alloc);
+  if (auto g = meta.FindMember("generation");
+      first && g != meta.MemberEnd() && g->value.IsInt64() && g->value.GetInt64() > 0) {
+    g->value.SetInt64(g->value.GetInt64() + 1);
+  }
+  RemoveMember(meta, "resourceVersion");
+  Result<TypedObject> typed = DecodeTyped(info.resource, *doc);
+  if (!typed) return done(ApiErr(NewInternalError(typed.error().message())));
+  WriteOptions write;
+  write.dry_run = options.dry_run;
+  const store::Revision read = current->revision;
+  const std::string ns = current->meta().namespace_;
+  const std::string name = current->meta().name;
+  Write(info, std::move(current), std::move(*doc), std::move(*typed), write,
+        [this, &info, ns, name, options, attempt, read,
+         done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+          if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
+            return DeleteAttempt(info, ns, name, options, attempt + 1, read, std::move(done));
+          }
+          done(std::move(r));
+        });
 }
 
 void Registry::DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,

@@ -156,6 +156,12 @@ class Registry {
   // Deletes `doomed` from the store, then runs `then` with whether every delete succeeded (or
   // found the object gone already).
   void DeleteObjects(std::vector<ObjectPtr> doomed, std::function<void(bool)> then);
+  // DELETE of anything but a namespace, as upstream's generic store: a pod bound to a node
+  // gets deletionTimestamp and deletionGracePeriodSeconds and stays until its kubelet deletes it
+  // with grace period 0; objects with finalizers are marked deleting and stay until the last
+  // finalizer goes; everything else is deleted at once.
+  void DeleteGracefully(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
+                        int attempt, WriteCallback done);
   // Deletes `current` from the store (nothing for a dry run); a conflict starts DeleteAttempt
   // over.
   void DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteOptions options, int attempt,

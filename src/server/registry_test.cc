@@ -374,3 +374,128 @@ TEST_F(RegistryTest, TheChainInTheOptionsDecides) {
 
 }  // namespace
 }  // namespace kt::server
+
+namespace kt::server {
+namespace {
+
+// Graceful deletion (upstream rest.BeforeDelete and the pod strategy's CheckGracefulDelete),
+// at a fixed wall time.
+class GracefulDeleteTest : public RegistryTest {
+ protected:
+  void SetUp() override {
+    RegistryTest::SetUp();
+    Registry::Options options;
+    options.now = [this] { return now_; };
+    Start(std::move(options));
+  }
+  std::chrono::system_clock::time_point now_ =
+      std::chrono::sys_days(std::chrono::year(2026) / 11 / 24) + std::chrono::hours(6);
+};
+
+TEST_F(GracefulDeleteTest, ABoundPodIsTerminatingForItsGracePeriodUntilAGraceZeroDelete) {
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("web", R"("nodeName":"node-1")")));
+  ApiResult<rapidjson::Document> first = Delete(Resource::kPods, "default", "web");
+  ASSERT_TRUE(first) << first.error().message;
+  // terminationGracePeriodSeconds defaults to 30.
+  EXPECT_EQ(Str(*first, "/metadata/deletionTimestamp"), "2026-11-24T06:00:30Z");
+  EXPECT_EQ((*first)["metadata"]["deletionGracePeriodSeconds"].GetInt64(), 30);
+  ObjectPtr pod = Get(Resource::kPods, "default", "web");
+  ASSERT_NE(pod, nullptr);
+  const store::Revision marked = pod->revision;
+
+  // A second delete without a shorter grace period changes nothing.
+  now_ += std::chrono::seconds(5);
+  ASSERT_TRUE(Delete(Resource::kPods, "default", "web"));
+  DeleteOptions longer;
+  longer.grace_period_seconds = 60;
+  ASSERT_TRUE(Delete(Resource::kPods, "default", "web", longer));
+  EXPECT_EQ(Get(Resource::kPods, "default", "web")->revision, marked);
+
+  // A shorter one moves the deadline: the old start plus the new period.
+  DeleteOptions shorter;
+  shorter.grace_period_seconds = 10;
+  ApiResult<rapidjson::Document> shortened = Delete(Resource::kPods, "default", "web", shorter);
+  ASSERT_TRUE(shortened);
+  EXPECT_EQ(Str(*shortened, "/metadata/deletionTimestamp"), "2026-11-24T06:00:10Z");
+  EXPECT_EQ((*shortened)["metadata"]["deletionGracePeriodSeconds"].GetInt64(), 10);
+
+  // The kubelet's confirmation: grace period 0, with the pod's UID as precondition.
+  DeleteOptions confirm;
+  confirm.grace_period_seconds = 0;
+  confirm.precondition_uid = pod->meta().uid;
+  ASSERT_TRUE(Delete(Resource::kPods, "default", "web", confirm));
+  EXPECT_EQ(Get(Resource::kPods, "default", "web"), nullptr);
+}
+
+TEST_F(GracefulDeleteTest, UnboundFinishedOrZeroGracePodsGoAtOnce) {
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("pending")));
+  ASSERT_TRUE(Create(Resource::kPods, "default",
+                     PodJson("zero", R"("nodeName":"node-1","terminationGracePeriodSeconds":0)")));
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("done", R"("nodeName":"node-1")")));
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "done", R"({"status":{"phase":"Succeeded"}})",
+                         Subresource::kStatus));
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("forced", R"("nodeName":"node-1")")));
+  for (const char* name : {"pending", "zero", "done"}) {
+    ApiResult<rapidjson::Document> r = Delete(Resource::kPods, "default", name);
+    ASSERT_TRUE(r) << name << ": " << r.error().message;
+    EXPECT_EQ(Get(Resource::kPods, "default", name), nullptr) << name;
+  }
+  DeleteOptions force;  // kubectl delete --grace-period=0 --force
+  force.grace_period_seconds = 0;
+  ASSERT_TRUE(Delete(Resource::kPods, "default", "forced", force));
+  EXPECT_EQ(Get(Resource::kPods, "default", "forced"), nullptr);
+}
+
+TEST_F(GracefulDeleteTest, ANegativeGracePeriodCountsAsOneSecond) {
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("web", R"("nodeName":"node-1")")));
+  DeleteOptions negative;
+  negative.grace_period_seconds = -5;
+  ApiResult<rapidjson::Document> r = Delete(Resource::kPods, "default", "web", negative);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Str(*r, "/metadata/deletionTimestamp"), "2026-11-24T06:00:01Z");
+  EXPECT_EQ((*r)["metadata"]["deletionGracePeriodSeconds"].GetInt64(), 1);
+}
+
+TEST_F(GracefulDeleteTest, FinalizersHoldAnObjectMarkedDeletingUntilTheLastGoes) {
+  ASSERT_TRUE(Create(Resource::kPods, "default",
+                     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"held",)"
+                     R"("finalizers":["example.com/hold"]},)"
+                     R"("spec":{"containers":[{"name":"c","image":"nginx"}]}})"));
+  ApiResult<rapidjson::Document> r = Delete(Resource::kPods, "default", "held");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Str(*r, "/metadata/deletionTimestamp"), "2026-11-24T06:00:00Z");
+  ASSERT_NE(Get(Resource::kPods, "default", "held"), nullptr);
+  ASSERT_TRUE(
+      MergePatch(Resource::kPods, "default", "held", R"({"metadata":{"finalizers":null}})"));
+  EXPECT_EQ(Get(Resource::kPods, "default", "held"), nullptr);
+
+  // Objects without graceful deletion: marked with no grace period, not deleted.
+  ASSERT_TRUE(Create(Resource::kPriorityClasses, "",
+                     R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)"
+                     R"("metadata":{"name":"pc","finalizers":["example.com/hold"]},"value":5})"));
+  ApiResult<rapidjson::Document> pc = Delete(Resource::kPriorityClasses, "", "pc");
+  ASSERT_TRUE(pc);
+  EXPECT_EQ(Str(*pc, "/metadata/deletionTimestamp"), "2026-11-24T06:00:00Z");
+  EXPECT_EQ((*pc)["metadata"]["deletionGracePeriodSeconds"].GetInt64(), 0);
+  ASSERT_NE(Get(Resource::kPriorityClasses, "", "pc"), nullptr);
+  ASSERT_TRUE(
+      MergePatch(Resource::kPriorityClasses, "", "pc", R"({"metadata":{"finalizers":[]}})"));
+  EXPECT_EQ(Get(Resource::kPriorityClasses, "", "pc"), nullptr);
+}
+
+TEST_F(GracefulDeleteTest, ADryRunGracefulDeleteAnswersTerminatingAndChangesNothing) {
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("web", R"("nodeName":"node-1")")));
+  const store::Revision before = Get(Resource::kPods, "default", "web")->revision;
+  DeleteOptions dry;
+  dry.dry_run = true;
+  ApiResult<rapidjson::Document> r = Delete(Resource::kPods, "default", "web", dry);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Str(*r, "/metadata/deletionTimestamp"), "2026-11-24T06:00:30Z");
+  ObjectPtr pod = Get(Resource::kPods, "default", "web");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->revision, before);
+  EXPECT_FALSE(pod->meta().deletion_timestamp.has_value());
+}
+
+}  // namespace
+}  // namespace kt::server

@@ -59,12 +59,16 @@ def pod(name, labels):
 
 
 def snapshot(conn):
-    """Every node, namespace and pod, keyed by kind/namespace/name."""
+    """Every node, namespace and pod, keyed by kind/namespace/name. A node's status and
+    resourceVersion are left out: its simulated kubelet posts status when it starts again."""
     objs = {}
     for path, kind in (("/api/v1/nodes", "Node"), ("/api/v1/namespaces", "Namespace"),
                        ("/api/v1/pods", "Pod")):
         for item in must(conn, "GET", path)["items"]:
             m = item["metadata"]
+            if kind == "Node":
+                item.pop("status", None)
+                m.pop("resourceVersion", None)
             objs[f'{kind}/{m.get("namespace", "")}/{m["name"]}'] = item
     return objs
 

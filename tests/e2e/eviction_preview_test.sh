@@ -73,16 +73,20 @@ pod/three
 pod/$seed
 pod/zero"
 
-# Now the real taint; record when each pod disappears, for 7 s.
+# Now the real taint; record when each pod is evicted, for 7 s: when it is gone or its (graceful)
+# deletion has begun, as the pods here have the default 30 s grace period.
 kc taint taint nodes node1 k=v:NoExecute
 check taint rc 0 out "node/node1 tainted"
 t0=$(_now_ms)
 declare -A gone_at
 while [ $(($(_now_ms) - t0)) -lt 7000 ]; do
-  names=$(timeout 10 kubectl --cache-dir "$tmp/kubectl-cache" get pods -o name 2>/dev/null)
+  # The pods still there and not being deleted, one name per line.
+  names=$(timeout 10 kubectl --cache-dir "$tmp/kubectl-cache" get pods -o \
+    jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' \
+    2>/dev/null | awk 'NF == 1 { print $1 }')
   now=$(($(_now_ms) - t0))
   for p in all elsewhere forever other-key plain "$seed" three zero; do
-    if [ -z "${gone_at[$p]:-}" ] && ! grep -qx "pod/$p" <<<"$names"; then gone_at[$p]=$now; fi
+    if [ -z "${gone_at[$p]:-}" ] && ! grep -qx "$p" <<<"$names"; then gone_at[$p]=$now; fi
   done
   sleep 0.05
 done

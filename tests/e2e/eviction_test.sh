@@ -57,8 +57,11 @@ out_has() {
 }
 
 # run_on NAME POD NODE: `kubectl run` a pod without tolerations, bound to NODE by spec.nodeName.
+# Its terminationGracePeriodSeconds is 0, so an eviction removes it at once (the scenario with a
+# grace period is at the end).
 run_on() {
-  kc "$1" run "$2" --image=nginx --overrides="{\"spec\":{\"nodeName\":\"$3\"}}"
+  kc "$1" run "$2" --image=nginx \
+    --overrides="{\"spec\":{\"nodeName\":\"$3\",\"terminationGracePeriodSeconds\":0}}"
   check "$1" rc 0 out "pod/$2 created"
 }
 
@@ -181,7 +184,7 @@ taint s1_taint node1 k=v:NoExecute
 evicted s1_gone victim
 kc s1_left get pods -o wide
 check s1_left rc 0 table "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES
-bystander 0/1 Pending 0 1s <none> node2 <none> <none>"
+bystander 1/1 Running 0 1s 10.64.2.2 node2 <none> <none>"
 kc s1_bystander_json get pod bystander -o json
 check_py s1_bystander_json "bystander on node2: same pod, untouched" <<PY
 assert doc["metadata"]["uid"] == "$uid_bystander", doc["metadata"]
@@ -255,6 +258,7 @@ metadata:
   name: tol5
 spec:
   nodeName: node1
+  terminationGracePeriodSeconds: 0
   containers: [{name: app, image: nginx}]
   tolerations:
   - {key: k, operator: Equal, value: v, effect: NoExecute, tolerationSeconds: 5}
@@ -291,7 +295,7 @@ uid_tol5=$uid
 taint s5_taint node1 k=v:NoExecute
 t_added=$t_taint
 kc s5_describe describe pod tol5
-check s5_describe rc 0 has '^Node: +node1/$' has '^Status: +Pending$' \
+check s5_describe rc 0 has '^Node: +node1/172\.16\.0\.1$' has '^Status: +Running$' \
   has '^Tolerations: +k=v:NoExecute for 5s$'
 taint s5_untaint node1 k=v:NoExecute-
 t_taint=$t_added
@@ -423,6 +427,7 @@ metadata:
   name: $pod
 spec:
   nodeName: node1
+  terminationGracePeriodSeconds: 0
   containers: [{name: app, image: nginx}]
   tolerations:
   - {key: k, operator: Equal, value: v, effect: NoExecute${secs:+, tolerationSeconds: $secs}}
@@ -448,6 +453,37 @@ kc s9_left get pods -o name
 check s9_left rc 0 out "pod/forever
 pod/hour
 pod/huge"
+
+# --- 10. graceful deletion ---------------------------------------------------------------------
+# A pod with a grace period is evicted gracefully: Terminating (deletionTimestamp set) at once,
+# gone when its simulated kubelet ends the deletion after terminationGracePeriodSeconds. The same
+# for `kubectl delete pod` of a running pod.
+taint s10_untaint node1 k=v:NoExecute-
+for p in graceful deleted; do
+  kc "s10_run_$p" run "$p" --image=nginx \
+    --overrides='{"spec":{"nodeName":"node1","terminationGracePeriodSeconds":3}}'
+  check "s10_run_$p" rc 0 out "pod/$p created"
+done
+wait_for $gone_limit out_has s10_running '^Running Running$' get pods graceful deleted \
+  -o jsonpath='{.items[0].status.phase} {.items[1].status.phase}' ||
+  fail "waited ${gone_limit}s: graceful and deleted Running"
+kc s10_delete delete pod deleted --wait=false
+check s10_delete rc 0 out 'pod "deleted" deleted'
+taint s10_taint node1 k=v:NoExecute
+t10=$(_now_ms)
+terminating() {
+  kc "$1" get pod "$2" -o jsonpath='{.metadata.deletionGracePeriodSeconds}'
+  [ "$(cat "$tmp/$1.out")" = 3 ]
+}
+wait_for $gone_limit terminating s10_marked graceful || fail "waited ${gone_limit}s: graceful Terminating"
+kc s10_table get pods graceful deleted
+check s10_table rc 0 has '^graceful +1/1 +Terminating ' has '^deleted +1/1 +Terminating '
+if evicted s10_gone graceful 10; then
+  if [ $((gone_ms - t10)) -ge 2000 ]; then ok; else
+    fail "s10: graceful gone $((gone_ms - t10)) ms after the taint, before its 3 s grace period"
+  fi
+fi
+evicted s10_gone_deleted deleted 10
 
 stop_server
 if [ "$srv_rc" = 0 ]; then ok; else fail "server $srv_n: exit status $srv_rc on SIGTERM"; fi

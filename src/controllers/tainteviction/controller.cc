@@ -15,22 +15,6 @@ using server::Resource;
 
 constexpr std::string_view kNodeNameIndex = "spec.nodeName";
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-uint64_t Fnv64(std::string_view s, uint64_t seed) {
-  uint64_t h = seed;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 bool SameNoExecuteTaints(const api::Node* a, const api::Node* b) {
   auto next = [](const std::vector<Taint>& ts, size_t i) {
     while (i < ts.size() && ts[i].effect != kEffectNoExecute) ++i;
@@ -103,31 +87,6 @@ std::vector<Taint> NoExecuteTaints(const api::Node& node) {
     if (t.effect == kEffectNoExecute) out.push_back(t);
   }
   return out;
-}
-
-Controller::UidKey Controller::KeyOf(std::string_view uid) {
-  // A canonical UUID is its 128 bits; any other UID string is hashed to 128 bits.
-  UidKey k;
-  if (uid.size() == 36) {
-    int n = 0;
-    bool ok = true;
-    for (size_t i = 0; i < uid.size() && ok; ++i) {
-      if (i == 8 || i == 13 || i == 18 || i == 23) {
-        ok = uid[i] == '-';
-        continue;
-      }
-      const int d = HexDigit(uid[i]);
-      if (d < 0) {
-        ok = false;
-        break;
-      }
-      uint64_t& half = n < 16 ? k.hi : k.lo;
-      half = (half << 4) | static_cast<uint64_t>(d);
-      ++n;
-    }
-    if (ok) return k;
-  }
-  return {Fnv64(uid, 0xcbf29ce484222325ull), Fnv64(uid, 0x84222325cbf29ce4ull) | 1};
 }
 
 Controller::Controller(Options options)

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "api/types.h"
+#include "api/uid_key.h"
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/event_recorder.h"
@@ -152,16 +153,9 @@ class Controller {
   client::Informer& node_informer() { return *nodes_; }
 
  private:
-  struct UidKey {
-    uint64_t hi = 0, lo = 0;
-    bool operator==(const UidKey&) const = default;
-  };
-  struct UidHash {
-    size_t operator()(const UidKey& k) const {
-      return static_cast<size_t>(k.hi ^ (k.lo * 0x9E3779B97F4A7C15ull));
-    }
-  };
-  static UidKey KeyOf(std::string_view uid);
+  using UidKey = api::UidKey;
+  using UidHash = api::UidKeyHash;
+  static UidKey KeyOf(std::string_view uid) { return api::UidKeyOf(uid); }
 
   enum class State : unsigned char { kWaiting, kRunning };
   struct Entry {

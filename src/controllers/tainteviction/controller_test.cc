@@ -494,5 +494,23 @@ TEST(TaintEvictionTest, ManyPodsOnManyNodes) {
   EXPECT_TRUE(c.List(server::Resource::kPods).empty());
 }
 
+// A pod with a grace period is deleted gracefully: it stays Terminating until its kubelet ends
+// the deletion, and the controller neither deletes it again nor loses track of it meanwhile.
+TEST(TaintEvictionTest, AGracefullyDeletedPodIsEvictedOnceAndLeftTerminating) {
+  Cluster c;
+  c.SetNodeTaints("node1", {});
+  c.CreatePod("pod1", "node1", {}, "default", /*grace=*/30);
+  c.Settle();
+  c.SetNodeTaints("node1", {c.Taint(1)});
+  c.Settle();
+  server::ObjectPtr pod = c.GetPod("pod1");
+  ASSERT_TRUE(pod);
+  EXPECT_TRUE(pod->meta().deletion_timestamp.has_value());
+  EXPECT_EQ(pod->meta().deletion_grace_period_seconds, 30);
+  c.Advance(std::chrono::seconds(60));
+  EXPECT_EQ(c.DeletesOf("pod1").size(), 1u);
+  EXPECT_EQ(c.PatchesOf("pod1"), 1u);
+}
+
 }  // namespace
 }  // namespace kt::controllers::tainteviction

@@ -87,9 +87,13 @@ class Cluster {
     return client_->PatchSync(r, info.namespaced ? "default" : "", std::move(name), sub,
                               api::PatchType::kStrategicMergePatch, std::move(patch));
   }
+  // Deletes at once, as `kubectl delete --grace-period=0 --force`: the tests here have no
+  // kubelet to end a pod's graceful deletion.
   server::ApiResult<store::Bytes> Delete(server::Resource r, std::string name) {
     const server::ResourceInfo& info = server::Info(r);
-    return client_->DeleteSync(r, info.namespaced ? "default" : "", std::move(name));
+    server::DeleteOptions now;
+    now.grace_period_seconds = 0;
+    return client_->DeleteSync(r, info.namespaced ? "default" : "", std::move(name), now);
   }
 
   // Runs everything to quiescence.

@@ -138,8 +138,17 @@ int main(int argc, char** argv) {
   serve
       ->add_option("--controllers", serve_options.controllers,
                    "Components to run: '*' runs every one on by default, 'name' enables one, "
-                   "'-name' disables one (known: scheduler, taint-eviction-controller)")
+                   "'-name' disables one (known: scheduler, taint-eviction-controller, "
+                   "pod-garbage-collector)")
       ->delimiter(',')
+      ->capture_default_str();
+
+  std::string terminated_threshold = "12500";
+  serve
+      ->add_option("--terminated-pod-gc-threshold", terminated_threshold,
+                   "Number of terminated pods that can exist before the terminated pod garbage "
+                   "collector starts deleting terminated pods. If <= 0, the terminated pod "
+                   "garbage collector is disabled.")
       ->capture_default_str();
 
   std::string plugin_names;
@@ -240,7 +249,9 @@ int main(int argc, char** argv) {
          {std::tuple{"--default-not-ready-toleration-seconds", &not_ready_seconds,
                      &serve_options.admission.default_not_ready_toleration_seconds},
           std::tuple{"--default-unreachable-toleration-seconds", &unreachable_seconds,
-                     &serve_options.admission.default_unreachable_toleration_seconds}}) {
+                     &serve_options.admission.default_unreachable_toleration_seconds},
+          std::tuple{"--terminated-pod-gc-threshold", &terminated_threshold,
+                     &serve_options.terminated_pod_gc_threshold}}) {
       if (std::string error = ParseInt64Flag(flag, *text, out); !error.empty()) return Fail(error);
     }
     // kube-apiserver's checks of the admission flags, with its messages.

@@ -17,6 +17,7 @@
 #include "api/codec.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "controllers/podgc/controller.h"
 #include "controllers/tainteviction/controller.h"
 #include "core/time.h"
 #include "core/version.h"
@@ -256,6 +257,18 @@ int RunServe(const ServeOptions& options) {
     taint_eviction = std::make_unique<controllers::tainteviction::Controller>(std::move(to));
   }
 
+  // The pod garbage collector (kube-controller-manager's).
+  std::unique_ptr<controllers::podgc::Controller> pod_gc;
+  if (ControllerEnabled(options.controllers, controllers::podgc::kControllerName)) {
+    controllers::podgc::Controller::Options go;
+    go.clock = clock.get();
+    go.client = client.get();
+    go.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    go.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
+    go.terminated_pod_gc_threshold = options.terminated_pod_gc_threshold;
+    pod_gc = std::make_unique<controllers::podgc::Controller>(std::move(go));
+  }
+
   server::DiscoveryOptions discovery;
   discovery.server_address = options.listen;
   server::ApiServer api(&registry, discovery);
@@ -302,11 +315,13 @@ int RunServe(const ServeOptions& options) {
     sched->Start();
   }
   if (taint_eviction) taint_eviction->Start();
+  if (pod_gc) pod_gc->Start();
 
   WaitForStopSignal("kubetaint");
   (*http)->Stop();
   if (sched) sched->Stop();
   if (taint_eviction) taint_eviction->Stop();
+  if (pod_gc) pod_gc->Stop();
   if (pod_informer) pod_informer->Stop();
   if (node_informer) node_informer->Stop();
   if (kubelets) kubelets->Stop();

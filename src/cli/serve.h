@@ -32,10 +32,13 @@ struct ServeOptions {
   admission::Config admission;
   // kube-controller-manager's --controllers: "*" (every one on by default), "name", "-name".
   std::vector<std::string> controllers = {"*"};
+  // kube-controller-manager's --terminated-pod-gc-threshold (0: never).
+  int64_t terminated_pod_gc_threshold = 12500;
 };
 
 // The components `serve` runs besides the API server, by --controllers name.
-inline constexpr const char* kKnownControllers[] = {"scheduler", "taint-eviction-controller"};
+inline constexpr const char* kKnownControllers[] = {"scheduler", "taint-eviction-controller",
+                                                    "pod-garbage-collector"};
 
 // Whether component `name` is enabled by --controllers (kube-controller-manager's rules:
 // "-name" disables, "name" enables, "*" enables every component that is on by default).

@@ -1326,7 +1326,10 @@ int CmdSchedule(const Flags& f) {
 // tolerates (the pods carry the not-ready/unreachable NoExecute tolerations that
 // DefaultTolerationSeconds adds; they do not match this key). One pod watch over HTTP records,
 // per pod, when a MODIFIED event first showed its DisruptionTarget condition (reason
-// DeletionByTaintManager) and when its DELETED event was read.
+// DeletionByTaintManager) and when its deletion was read: the MODIFIED event that set its
+// deletionTimestamp (the pods have a 30 s grace period and their nodes no kubelet, so the
+// controller's delete leaves them Terminating, as on a cluster whose kubelets are down), or a
+// DELETED event. "Deleted" below means that.
 //   evict       every node tainted at once, from --conns connections; the time from the first
 //               taint PATCH to the last pod's DELETED event; then the TaintManagerEviction events
 //               are counted (paged LIST by fieldSelector reason).
@@ -1421,7 +1424,12 @@ class EvictionWatcher {
     }
     const size_t k = static_cast<size_t>(i);
     const bool condition = line.find("\"DeletionByTaintManager\"") != std::string_view::npos;
-    if (modified) {
+    // The pods here are bound to nodes without kubelets and have a grace period: the eviction
+    // (the controller's delete) is the MODIFIED event that sets their deletionTimestamp, and
+    // nothing ends the deletion; pods with no grace period go in a DELETED event.
+    const bool deletion_started =
+        modified && line.find("\"deletionTimestamp\"") != std::string_view::npos;
+    if (modified && !deletion_started) {
       if (condition && disrupted_at_[k] == Clock::time_point{}) {
         disrupted_at_[k] = at;
         ++disrupted_;

@@ -433,12 +433,15 @@ void Kubelets::Registered(int i, server::ApiResult<store::Bytes> r) {
   }
   const client::Time now = clock_->Now();
   const client::Duration renew = options_.lease_duration / 4;
-  // Spread the nodes' heartbeats over the period, so that thousands do not tick together.
-  const client::Duration offset = renew * (static_cast<int64_t>(i) % 1000) / 1000;
+  // Nodes tick in ten groups a second apart, on whole seconds: thousands of nodes do not renew
+  // at once, and the nodes of a group share one wake-up of the loop (on a 2-core machine the
+  // wake-ups, not the writes, were most of the kubelets' CPU with 5,000 nodes spread evenly).
+  const client::Time grid = std::chrono::floor<std::chrono::seconds>(now);
+  const client::Duration offset = std::chrono::seconds(i % 10);
   RenewLease(i);
-  loop_->At(now + renew + offset, [this, i] { LeaseTick(i); });
+  loop_->At(grid + renew + offset, [this, i] { LeaseTick(i); });
   if (n.status_dirty) PostStatus(i);
-  loop_->At(now + options_.status_update_frequency + offset, [this, i] { StatusTick(i); });
+  loop_->At(grid + options_.status_update_frequency + offset, [this, i] { StatusTick(i); });
   ResyncPods(i);
 }
 

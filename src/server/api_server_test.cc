@@ -1393,8 +1393,15 @@ TEST_F(ApiServerTest, ListAndGetResourceVersionsFollowTheStoreRevision) {
       Do("PATCH", kNode1, R"({"metadata":{"labels":{"x":"1"}}})", "application/merge-patch+json")
           .status,
       200);
-  list = Json(Get("/api/v1/pods").body);
-  EXPECT_EQ(list.Str("/metadata/resourceVersion"), std::to_string(Rev()));
+  // The pods cache learns of it from the store's progress notification, which may come a
+  // moment after the PATCH's answer: polled until a deadline.
+  const std::string node_rv = std::to_string(Rev());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    list = Json(Get("/api/v1/pods").body);
+  } while (list.Str("/metadata/resourceVersion") != node_rv &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(list.Str("/metadata/resourceVersion"), node_rv);
   EXPECT_EQ(GetJson(kP1).Str("/metadata/resourceVersion"), p1_rv);
 
   // An update moves the object's resourceVersion to the new revision...

@@ -324,6 +324,12 @@ admission::Listers Registry::MakeListers() {
     const api::Namespace* ns = o->As<api::Namespace>();
     return ns ? ns->phase : std::string();
   };
+  l.namespaces.annotations = [namespaces](std::string_view name) -> std::optional<api::StringMap> {
+    ObjectPtr o = namespaces->Get("", name);
+    if (!o) return std::nullopt;
+    const api::Namespace* ns = o->As<api::Namespace>();
+    return ns ? ns->meta.annotations : api::StringMap();
+  };
   l.priority_classes.get = [classes](std::string_view name) -> std::optional<api::PriorityClass> {
     ObjectPtr o = classes->Get("", name);
     const api::PriorityClass* pc = o ? o->As<api::PriorityClass>() : nullptr;
@@ -367,6 +373,13 @@ ApiError AdmissionError(const admission::Attributes& a, const admission::Rejecti
       for (const admission::Rejection::Cause& c : r.causes) {
         e.details->causes.push_back({c.type, c.message, c.field});
       }
+      return e;
+    }
+    case StatusCode::kInternal: {
+      // A plain error: 500 with an empty reason (upstream ErrorToAPIStatus).
+      ApiError e;
+      e.code = 500;
+      e.message = r.message;
       return e;
     }
     default:
@@ -631,8 +644,11 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
 void Registry::Update(const ResourceInfo& info, std::string namespace_, std::string name,
                       Subresource sub, Document body, WriteOptions options, WriteCallback done) {
   auto shared = std::make_shared<Document>(std::move(body));
-  Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, shared,
-                       options, done = std::move(done)]() mutable {
+  // Admission reads the namespace (its phase, PodTolerationRestriction its annotations) as of
+  // every write acknowledged before this update.
+  SyncAll({info.resource, Resource::kNamespaces}, [this, &info, ns = std::move(namespace_),
+                                                   name = std::move(name), sub, shared, options,
+                                                   done = std::move(done)]() mutable {
     Document& doc = *shared;
     if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
     if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
@@ -817,8 +833,10 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
                             Subresource sub, api::PatchType type,
                             std::shared_ptr<const std::string> patch, WriteOptions options,
                             int attempt, store::Revision stale, WriteCallback done) {
-  Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, type,
-                       patch, options, attempt, stale, done = std::move(done)]() mutable {
+  SyncAll({info.resource, Resource::kNamespaces}, [this, &info, ns = std::move(namespace_),
+                                                   name = std::move(name), sub, type, patch,
+                                                   options, attempt, stale,
+                                                   done = std::move(done)]() mutable {
     ObjectPtr current = cache(info.resource).Get(ns, name);
     if (!current) return done(ApiErr(NotFoundError(info, name)));
     if (current->revision == stale) {

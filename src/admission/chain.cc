@@ -4,26 +4,37 @@
 #include <set>
 
 #include "admission/default_toleration_seconds.h"
+#include "admission/extended_resource_toleration.h"
 #include "admission/namespace_lifecycle.h"
 #include "admission/priority.h"
+#include "admission/taint_nodes_by_condition.h"
 #include "core/strings.h"
 
 namespace kt::admission {
 
 namespace {
 
+// TaintNodesByCondition is on by default upstream. It joins kubetaint's default set when the
+// node lifecycle controller lands: until something removes node.kubernetes.io/not-ready from a
+// node that is Ready, the taint would keep every new node (the demo nodes of `serve --nodes`
+// too) from ever running a pod.
+constexpr bool kTaintNodesByConditionOnByDefault = false;
+
+template <class P>
+std::unique_ptr<Plugin> Make(const Config& /*config*/) {
+  return std::make_unique<P>();
+}
+
 constexpr PluginInfo kKnownPlugins[] = {
-    {NamespaceLifecycle::kName, true,
-     [](const Config&) -> std::unique_ptr<Plugin> {
-       return std::make_unique<NamespaceLifecycle>();
-     }},
-    {Priority::kName, true,
-     [](const Config&) -> std::unique_ptr<Plugin> { return std::make_unique<Priority>(); }},
+    {NamespaceLifecycle::kName, true, Make<NamespaceLifecycle>},
+    {TaintNodesByCondition::kName, kTaintNodesByConditionOnByDefault, Make<TaintNodesByCondition>},
+    {Priority::kName, true, Make<Priority>},
     {DefaultTolerationSeconds::kName, true,
      [](const Config& c) -> std::unique_ptr<Plugin> {
        return std::make_unique<DefaultTolerationSeconds>(c.default_not_ready_toleration_seconds,
                                                          c.default_unreachable_toleration_seconds);
      }},
+    {ExtendedResourceToleration::kName, false, Make<ExtendedResourceToleration>},
 };
 
 bool Contains(const std::vector<std::string>& names, std::string_view name) {

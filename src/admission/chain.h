@@ -45,7 +45,10 @@ struct PluginInfo {
 };
 
 // Every plugin kubetaint implements, in upstream's order (kube-apiserver AllOrderedPlugins):
-// NamespaceLifecycle, Priority, DefaultTolerationSeconds, all on by default.
+// NamespaceLifecycle, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
+// ExtendedResourceToleration. On by default as upstream: NamespaceLifecycle, Priority and
+// DefaultTolerationSeconds; TaintNodesByCondition is on by default upstream but not yet here
+// (chain.cc says why).
 std::span<const PluginInfo> KnownPlugins();
 
 // The plugins that run, in `known`'s order: those on by default or enabled, less those disabled

@@ -50,6 +50,23 @@ TEST(ChainTest, KubetaintsPluginsAreUpstreamsDefaultOnesInUpstreamsOrder) {
                                            "DefaultTolerationSeconds"}));
 }
 
+TEST(ChainTest, TheDefaultOffPluginsRunInUpstreamsOrderWhenEnabled) {
+  EXPECT_EQ(Picked(KnownPlugins(), {"ExtendedResourceToleration", "TaintNodesByCondition"}, {}),
+            "NamespaceLifecycle,TaintNodesByCondition,Priority,DefaultTolerationSeconds,"
+            "ExtendedResourceToleration");
+}
+
+// Upstream turns TaintNodesByCondition on by default; kubetaint keeps it off until the node
+// lifecycle controller that removes the taint exists (chain.cc). This test says so, so that
+// turning it on is a visible change.
+TEST(ChainTest, TaintNodesByConditionWaitsForTheNodeLifecycleController) {
+  for (const PluginInfo& p : KnownPlugins()) {
+    if (p.name == "TaintNodesByCondition") {
+      EXPECT_FALSE(p.default_on);
+    }
+  }
+}
+
 TEST(ChainTest, BadFlagsGetKubeApiserversMessages) {
   EXPECT_EQ(Picked(KnownPlugins(), {"PodNodeSelector"}, {}),
             "error: enable-admission-plugins plugin \"PodNodeSelector\" is unknown");

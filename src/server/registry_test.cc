@@ -372,5 +372,22 @@ TEST_F(RegistryTest, TheChainInTheOptionsDecides) {
             "namespaces \"default\" is forbidden: this namespace may not be deleted");
 }
 
+TEST_F(RegistryTest, TaintNodesByConditionTaintsNewNodes) {
+  admission::Config config;
+  config.enable_plugins = {"TaintNodesByCondition"};
+  Registry::Options options;
+  options.admission = Chain(config);
+  Start(std::move(options));
+  auto node =
+      Create(Resource::kNodes, "", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}})");
+  ASSERT_TRUE(node) << node.error().message;
+  EXPECT_EQ(api::EncodeJson((*node)["spec"]["taints"]),
+            R"([{"key":"node.kubernetes.io/not-ready","effect":"NoSchedule"}])");
+  // Only at creation: a node may drop the taint afterwards.
+  auto updated = MergePatch(Resource::kNodes, "", "n", R"({"spec":{"taints":null}})");
+  ASSERT_TRUE(updated) << updated.error().message;
+  EXPECT_FALSE((*updated)["spec"].HasMember("taints"));
+}
+
 }  // namespace
 }  // namespace kt::server

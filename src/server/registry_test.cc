@@ -389,5 +389,52 @@ TEST_F(RegistryTest, TaintNodesByConditionTaintsNewNodes) {
   EXPECT_FALSE((*updated)["spec"].HasMember("taints"));
 }
 
+// PodTolerationRestriction reads the pod's namespace as of every acknowledged write, on creates
+// and updates alike; its refusals are plain errors: 500, no reason. DefaultTolerationSeconds
+// runs before it, so a whitelist must allow the not-ready and unreachable tolerations too.
+TEST_F(RegistryTest, PodTolerationRestrictionReadsTheNamespaceOfEveryWrite) {
+  admission::Config config;
+  config.enable_plugins = {"PodTolerationRestriction"};
+  Registry::Options options;
+  options.admission = Chain(config);
+  Start(std::move(options));
+  auto whitelist = [](std::string_view list) {
+    std::string escaped;
+    for (char c : list) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+    return R"({"metadata":{"annotations":{"scheduler.alpha.kubernetes.io/tolerationsWhitelist":")" +
+           escaped + R"("}}})";
+  };
+  ASSERT_TRUE(Create(Resource::kNamespaces, "",
+                     R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}})"));
+  ASSERT_TRUE(MergePatch(
+      Resource::kNamespaces, "", "team",
+      whitelist(
+          R"([{"key":"dedicated","operator":"Exists"},{"operator":"Exists","effect":"NoExecute"}])")));
+  auto refused = Create(Resource::kPods, "team",
+                        PodJson("other", R"("tolerations":[{"key":"other","operator":"Exists"}])"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().Json(),
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+            R"("pod tolerations (possibly merged with namespace default tolerations) conflict )"
+            R"(with its namespace whitelist","code":500})");
+  const std::string dedicated = R"("tolerations":[{"key":"dedicated","operator":"Exists"}])";
+  auto allowed = Create(Resource::kPods, "team", PodJson("p", dedicated));
+  ASSERT_TRUE(allowed) << allowed.error().message;
+  // Narrowed, the whitelist refuses the pod's next update at once.
+  ASSERT_TRUE(MergePatch(Resource::kNamespaces, "", "team",
+                         whitelist(R"([{"operator":"Exists","effect":"NoExecute"}])")));
+  auto update = MergePatch(Resource::kPods, "team", "p", R"({"metadata":{"labels":{"a":"b"}}})");
+  ASSERT_FALSE(update);
+  EXPECT_EQ(update.error().code, 500);
+  EXPECT_EQ(update.error().reason, "");
+  // A malformed annotation fails the request with Go's JSON error.
+  ASSERT_TRUE(MergePatch(Resource::kNamespaces, "", "team",
+                         R"({"metadata":{"annotations":{"scheduler.alpha.kubernetes.io/)"
+                         R"(defaultTolerations":"[{"}}})"));
+  auto malformed = Create(Resource::kPods, "team", PodJson("q"));
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().message, "unexpected end of JSON input");
+}
+
 }  // namespace
 }  // namespace kt::server

@@ -7,6 +7,7 @@
 #include "admission/priority.h"
 #include "api/codec.h"
 #include "api/defaults.h"
+#include "api/scheduling.h"
 #include "core/time.h"
 #include "core/validation.h"
 #include "server/object.h"
@@ -348,6 +349,13 @@ admission::Listers Registry::MakeListers() {
 
 namespace {
 
+bool IsSystemPriorityClass(std::string_view name) {
+  for (const api::PriorityClass& pc : api::SystemPriorityClasses()) {
+    if (pc.meta.name == name) return true;
+  }
+  return false;
+}
+
 // The name upstream's admission errors give the object (admission extractResourceName): the
 // request's, else the body's name or generateName, else "Unknown".
 std::string AdmissionObjectName(const admission::Attributes& a) {
@@ -414,36 +422,28 @@ Status Registry::Start() {
   for (auto& last : last_write_) last.store(store_->CurrentRevision());
   // What kube-apiserver creates at start-up when missing: the system namespaces
   // (bootstrap-controller, start-system-namespaces-controller) and the two system priority
-  // classes (scheduling/bootstrap-system-priority-classes).
-  struct Bootstrap {
-    Resource resource;
-    const char* name;
-    const char* json;
-  };
-  static constexpr Bootstrap kBootstrap[] = {
-      {Resource::kNamespaces, "default",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}})"},
-      {Resource::kNamespaces, "kube-system",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-system"}})"},
-      {Resource::kNamespaces, "kube-public",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-public"}})"},
-      {Resource::kNamespaces, "kube-node-lease",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-node-lease"}})"},
-      {Resource::kPriorityClasses, "system-node-critical",
-       R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-node-critical"},"value":2000001000,"description":"Used for system critical pods that must not be moved from their current node.","preemptionPolicy":"PreemptLowerPriority"})"},
-      {Resource::kPriorityClasses, "system-cluster-critical",
-       R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-cluster-critical"},"value":2000000000,"description":"Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.","preemptionPolicy":"PreemptLowerPriority"})"},
-  };
-  for (const Bootstrap& b : kBootstrap) {
-    const ResourceInfo& info = Info(b.resource);
-    if (store_->Get(ObjectKey(info, "", b.name))) continue;
-    Document doc;
-    doc.Parse(b.json);
+  // classes (scheduling/bootstrap-system-priority-classes). Objects that exist are left as they
+  // are.
+  auto create_missing = [this](Resource resource, const std::string& name, Document doc) {
+    const ResourceInfo& info = Info(resource);
+    if (store_->Get(ObjectKey(info, "", name))) return Status::Ok();
     std::promise<ApiResult<store::Bytes>> done;
     Create(info, "", std::move(doc), {},
            [&](ApiResult<store::Bytes> r) { done.set_value(std::move(r)); });
     ApiResult<store::Bytes> r = done.get_future().get();
     if (!r && r.error().reason != "AlreadyExists") return r.error().ToStatus();
+    return Status::Ok();
+  };
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    Document ns;
+    ns.Parse((std::string(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")") + name +
+              "\"}}")
+                 .c_str());
+    KT_RETURN_IF_ERROR(create_missing(Resource::kNamespaces, name, std::move(ns)));
+  }
+  for (const api::PriorityClass& pc : api::SystemPriorityClasses()) {
+    KT_RETURN_IF_ERROR(
+        create_missing(Resource::kPriorityClasses, pc.meta.name, api::PriorityClassToDocument(pc)));
   }
   // Namespaces whose deletion a stop interrupted (upstream's namespace controller resyncs).
   for (const ObjectPtr& ns : cache(Resource::kNamespaces).List(ObjectFilter()).items) {
@@ -901,6 +901,11 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
                                      .namespace_ = ns,
                                      .name = name};
     if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
+    // The system priority classes cannot be deleted (upstream priorityclass REST.Delete).
+    if (info.resource == Resource::kPriorityClasses && IsSystemPriorityClass(name)) {
+      return done(ApiErr(NewForbidden(info.group, info.plural, name,
+                                      "this is a system priority class and cannot be deleted")));
+    }
     ObjectPtr current = cache(info.resource).Get(ns, name);
     if (!current) return done(ApiErr(NotFoundError(info, name)));
     if (current->revision == stale) {

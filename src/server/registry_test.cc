@@ -372,6 +372,118 @@ TEST_F(RegistryTest, TheChainInTheOptionsDecides) {
             "namespaces \"default\" is forbidden: this namespace may not be deleted");
 }
 
+// The two classes upstream's scheduling/bootstrap-system-priority-classes hook creates.
+TEST_F(RegistryTest, TheSystemPriorityClassesExistFromTheStartAndStay) {
+  Start();
+  ObjectPtr node = Get(Resource::kPriorityClasses, "", "system-node-critical");
+  ASSERT_TRUE(node);
+  const api::PriorityClass* pc = node->As<api::PriorityClass>();
+  ASSERT_NE(pc, nullptr);
+  EXPECT_EQ(pc->value, 2000001000);
+  EXPECT_FALSE(pc->global_default);
+  EXPECT_EQ(pc->preemption_policy, "PreemptLowerPriority");
+  EXPECT_EQ(pc->description,
+            "Used for system critical pods that must not be moved from their current node.");
+  ObjectPtr cluster = Get(Resource::kPriorityClasses, "", "system-cluster-critical");
+  ASSERT_TRUE(cluster);
+  EXPECT_EQ(cluster->As<api::PriorityClass>()->value, 2000000000);
+  EXPECT_EQ(cluster->As<api::PriorityClass>()->description,
+            "Used for system critical pods that must run in the cluster, but can be moved to "
+            "another node if necessary.");
+
+  // A restart finds them and leaves them as they are: same object, same resourceVersion.
+  ASSERT_TRUE(MergePatch(Resource::kPriorityClasses, "", "system-node-critical",
+                         R"({"metadata":{"labels":{"kept":"yes"}}})"));
+  ObjectPtr before = Get(Resource::kPriorityClasses, "", "system-node-critical");
+  Start();
+  ObjectPtr after = Get(Resource::kPriorityClasses, "", "system-node-critical");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->revision, before->revision);
+  EXPECT_EQ(after->meta().uid, before->meta().uid);
+
+  // They cannot be deleted (upstream priorityclass REST.Delete).
+  auto refused = Delete(Resource::kPriorityClasses, "", "system-cluster-critical");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, 403);
+  EXPECT_EQ(refused.error().message,
+            "priorityclasses.scheduling.k8s.io \"system-cluster-critical\" is forbidden: this is "
+            "a system priority class and cannot be deleted");
+  EXPECT_TRUE(Get(Resource::kPriorityClasses, "", "system-cluster-critical"));
+}
+
+// semantics.md §11.10 PC1-PC5 (upstream pkg/apis/scheduling/validation ValidatePriorityClass,
+// ValidatePriorityClassUpdate and IsKnownSystemPriorityClass).
+TEST_F(RegistryTest, PriorityClassValidation) {
+  Start();
+  auto pc = [](std::string_view name, std::string_view rest) {
+    return std::string(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)") +
+           R"("metadata":{"name":")" + std::string(name) + R"("},)" + std::string(rest) + "}";
+  };
+  struct Row {
+    const char* id;
+    std::string name, body;
+    std::string want;  // "" = created
+  };
+  const std::string reserved =
+      "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for "
+      "system use only. error: ";
+  const Row rows[] = {
+      {"PC1 an unknown system- name", "system-foo", R"("value":1)",
+       reserved + "system-foo is not a known system priority class"},
+      {"PC1 a system class's name with another value", "system-node-critical", R"("value":5)",
+       reserved + "value of system-node-critical PriorityClass must be 2000001000"},
+      {"PC1 a system class as global default", "system-cluster-critical",
+       R"("value":2000000000,"globalDefault":true)",
+       reserved + "globalDefault of system-cluster-critical PriorityClass must be false"},
+      {"PC2 above the user maximum", "high", R"("value":1000000001)",
+       "value: Forbidden: maximum allowed value of a user defined priority is 1000000000"},
+      {"PC3 the user maximum", "high", R"("value":1000000000)", ""},
+      {"PC4 negative", "low", R"("value":-5)", ""},
+      {"an unknown preemptionPolicy", "odd", R"("value":1,"preemptionPolicy":"Sometimes")",
+       "preemptionPolicy: Unsupported value: \"Sometimes\": supported values: "
+       "\"PreemptLowerPriority\", \"Never\""},
+      {"an empty preemptionPolicy", "odd", R"("value":1,"preemptionPolicy":"")",
+       "preemptionPolicy: Required value"},
+  };
+  for (const Row& r : rows) {
+    auto created = Create(Resource::kPriorityClasses, "", pc(r.name, r.body));
+    if (r.want.empty()) {
+      EXPECT_TRUE(created) << r.id << ": " << created.error().message;
+      continue;
+    }
+    ASSERT_FALSE(created) << r.id;
+    EXPECT_EQ(created.error().code, 422) << r.id;
+    EXPECT_EQ(created.error().message,
+              "PriorityClass.scheduling.k8s.io \"" + r.name + "\" is invalid: " + r.want)
+        << r.id;
+  }
+  // PC5: the value and the preemption policy are fixed once created; the rest may change.
+  ASSERT_TRUE(Create(Resource::kPriorityClasses, "", pc("five", R"("value":5)")));
+  auto changed = MergePatch(Resource::kPriorityClasses, "", "five", R"({"value":6})");
+  ASSERT_FALSE(changed);
+  EXPECT_EQ(changed.error().message,
+            "PriorityClass.scheduling.k8s.io \"five\" is invalid: value: Forbidden: may not be "
+            "changed in an update.");
+  auto policy =
+      MergePatch(Resource::kPriorityClasses, "", "five", R"({"preemptionPolicy":"Never"})");
+  ASSERT_FALSE(policy);
+  EXPECT_EQ(policy.error().message,
+            "PriorityClass.scheduling.k8s.io \"five\" is invalid: preemptionPolicy: Invalid "
+            "value: \"Never\": field is immutable");
+  EXPECT_TRUE(MergePatch(Resource::kPriorityClasses, "", "five", R"({"description":"five"})"));
+}
+
+TEST_F(RegistryTest, PodsNamingASystemClassGetItsPriority) {
+  Registry::Options options;
+  options.admission = admission::DefaultChain();
+  Start(std::move(options));
+  auto pod = Create(Resource::kPods, "kube-system",
+                    PodJson("critical", R"("priorityClassName":"system-node-critical")"));
+  ASSERT_TRUE(pod) << pod.error().message;
+  EXPECT_EQ((*pod)["spec"]["priority"].GetInt(), 2000001000);
+  EXPECT_EQ(Str(*pod, "/spec/preemptionPolicy"), "PreemptLowerPriority");
+}
+
 TEST_F(RegistryTest, TaintNodesByConditionTaintsNewNodes) {
   admission::Config config;
   config.enable_plugins = {"TaintNodesByCondition"};

@@ -4,26 +4,47 @@
 #include <set>
 
 #include "admission/default_toleration_seconds.h"
+#include "admission/extended_resource_toleration.h"
 #include "admission/namespace_lifecycle.h"
+#include "admission/pod_toleration_restriction.h"
 #include "admission/priority.h"
+#include "admission/taint_nodes_by_condition.h"
 #include "core/strings.h"
 
 namespace kt::admission {
 
 namespace {
 
+// TaintNodesByCondition is on by default upstream. It joins kubetaint's default set when the
+// node lifecycle controller lands: until something removes node.kubernetes.io/not-ready from a
+// node that is Ready, the taint would keep every new node (the demo nodes of `serve --nodes`
+// too) from ever running a pod.
+constexpr bool kTaintNodesByConditionOnByDefault = false;
+
+template <class P>
+Result<std::unique_ptr<Plugin>> Make(const Config& /*config*/) {
+  return std::make_unique<P>();
+}
+
 constexpr PluginInfo kKnownPlugins[] = {
-    {NamespaceLifecycle::kName, true,
-     [](const Config&) -> std::unique_ptr<Plugin> {
-       return std::make_unique<NamespaceLifecycle>();
-     }},
-    {Priority::kName, true,
-     [](const Config&) -> std::unique_ptr<Plugin> { return std::make_unique<Priority>(); }},
+    {NamespaceLifecycle::kName, true, Make<NamespaceLifecycle>},
+    {TaintNodesByCondition::kName, kTaintNodesByConditionOnByDefault, Make<TaintNodesByCondition>},
+    {Priority::kName, true, Make<Priority>},
     {DefaultTolerationSeconds::kName, true,
-     [](const Config& c) -> std::unique_ptr<Plugin> {
+     [](const Config& c) -> Result<std::unique_ptr<Plugin>> {
        return std::make_unique<DefaultTolerationSeconds>(c.default_not_ready_toleration_seconds,
                                                          c.default_unreachable_toleration_seconds);
      }},
+    {PodTolerationRestriction::kName, false,
+     [](const Config& c) -> Result<std::unique_ptr<Plugin>> {
+       Result<PluginConfig> file = ConfigFor(c.plugin_configs, PodTolerationRestriction::kName);
+       if (!file) return Err(file.error());
+       Result<PodTolerationRestrictionConfig> config =
+           LoadPodTolerationRestrictionConfig(file->document.get(), file->source);
+       if (!config) return Err(config.error());
+       return std::make_unique<PodTolerationRestriction>(std::move(*config));
+     }},
+    {ExtendedResourceToleration::kName, false, Make<ExtendedResourceToleration>},
 };
 
 bool Contains(const std::vector<std::string>& names, std::string_view name) {
@@ -109,7 +130,14 @@ Result<std::shared_ptr<const Chain>> NewChain(const Config& config) {
   Result<std::vector<const PluginInfo*>> enabled = EnabledPlugins(KnownPlugins(), config);
   if (!enabled) return Err(enabled.error());
   std::vector<std::unique_ptr<Plugin>> plugins;
-  for (const PluginInfo* p : *enabled) plugins.push_back(p->make(config));
+  for (const PluginInfo* p : *enabled) {
+    Result<std::unique_ptr<Plugin>> plugin = p->make(config);
+    if (!plugin) {
+      return Err(plugin.error().WithPrefix("couldn't init admission plugin \"" +
+                                           std::string(p->name) + "\": "));
+    }
+    plugins.push_back(std::move(*plugin));
+  }
   return std::make_shared<const Chain>(std::move(plugins));
 }
 

@@ -50,6 +50,48 @@ TEST(ChainTest, KubetaintsPluginsAreUpstreamsDefaultOnesInUpstreamsOrder) {
                                            "DefaultTolerationSeconds"}));
 }
 
+TEST(ChainTest, TheDefaultOffPluginsRunInUpstreamsOrderWhenEnabled) {
+  EXPECT_EQ(
+      Picked(KnownPlugins(),
+             {"ExtendedResourceToleration", "PodTolerationRestriction", "TaintNodesByCondition"},
+             {}),
+      "NamespaceLifecycle,TaintNodesByCondition,Priority,DefaultTolerationSeconds,"
+      "PodTolerationRestriction,ExtendedResourceToleration");
+}
+
+// Upstream turns TaintNodesByCondition on by default; kubetaint keeps it off until the node
+// lifecycle controller that removes the taint exists (chain.cc). This test says so, so that
+// turning it on is a visible change.
+TEST(ChainTest, TaintNodesByConditionWaitsForTheNodeLifecycleController) {
+  for (const PluginInfo& p : KnownPlugins()) {
+    if (p.name == "TaintNodesByCondition") {
+      EXPECT_FALSE(p.default_on);
+    }
+  }
+}
+
+TEST(ChainTest, APluginConfigurationErrorNamesThePlugin) {
+  Config c;
+  c.enable_plugins = {"PodTolerationRestriction"};
+  auto doc = std::make_shared<rapidjson::Document>();
+  doc->Parse(R"({"apiVersion":"podtolerationrestriction.admission.k8s.io/v1alpha1",)"
+             R"("kind":"Configuration","whitelist":[{"key":"a","operator":"Sometimes"}]})");
+  c.plugin_configs.push_back({.name = "PodTolerationRestriction",
+                              .where = "a.yaml: plugins[0]",
+                              .path = "",
+                              .configuration = doc});
+  Result<std::shared_ptr<const Chain>> chain = NewChain(c);
+  ASSERT_FALSE(chain);
+  EXPECT_EQ(chain.error().message(),
+            "couldn't init admission plugin \"PodTolerationRestriction\": a.yaml: "
+            "plugins[0].configuration: invalid config: [podtolerationrestriction.whitelist[0]."
+            "operator: Unsupported value: \"Sometimes\": supported values: \"Equal\", "
+            "\"Exists\"]");
+  // A disabled plugin's configuration is never read (upstream reads it as the plugin is made).
+  c.enable_plugins.clear();
+  EXPECT_TRUE(NewChain(c));
+}
+
 TEST(ChainTest, BadFlagsGetKubeApiserversMessages) {
   EXPECT_EQ(Picked(KnownPlugins(), {"PodNodeSelector"}, {}),
             "error: enable-admission-plugins plugin \"PodNodeSelector\" is unknown");
@@ -84,7 +126,9 @@ TEST(ChainTest, EnablingADefaultOffPluginTurnsItOn) {
   const PluginInfo known[] = {
       KnownPlugins()[0],
       {"AlwaysDeny", false,
-       [](const Config&) -> std::unique_ptr<Plugin> { return std::make_unique<AlwaysDeny>(); }},
+       [](const Config&) -> Result<std::unique_ptr<Plugin>> {
+         return std::make_unique<AlwaysDeny>();
+       }},
   };
   EXPECT_EQ(Picked(known, {}, {}), "NamespaceLifecycle");
   EXPECT_EQ(Picked(known, {"AlwaysDeny"}, {}), "NamespaceLifecycle,AlwaysDeny");

@@ -61,7 +61,8 @@ struct Rejection {
     std::string field;
   };
 
-  StatusCode code = StatusCode::kForbidden;  // kForbidden, kNotFound or kInternal
+  // kForbidden, kNotFound, or kInternal for a plain error (Error below).
+  StatusCode code = StatusCode::kForbidden;
   // kForbidden: why, the text after `<resource> "<name>" is forbidden: ` (the object is the
   // request's, as upstream admission.NewForbidden names it); otherwise the whole message.
   std::string message;
@@ -72,6 +73,15 @@ struct Rejection {
   static Rejection Forbidden(std::string why) {
     Rejection r;
     r.message = std::move(why);
+    return r;
+  }
+  // A plain Go error (fmt.Errorf, a JSON decoding error), not an apierrors status: kube-apiserver
+  // answers it with code 500, an empty reason (StatusReasonUnknown) and the message as it is
+  // (responsewriters.ErrorToAPIStatus), which kubectl prints as `Error from server: <message>`.
+  static Rejection Error(std::string message) {
+    Rejection r;
+    r.code = StatusCode::kInternal;
+    r.message = std::move(message);
     return r;
   }
   static Rejection NotFound(std::string group, std::string resource, std::string name) {
@@ -94,6 +104,8 @@ inline tl::unexpected<Rejection> Reject(Rejection r) {
 struct Namespaces {
   // The namespace's status.phase ("Active", "Terminating"), or nullopt when there is none.
   std::function<std::optional<std::string>(std::string_view name)> phase;
+  // The namespace's metadata.annotations, or nullopt when there is no such namespace.
+  std::function<std::optional<api::StringMap>(std::string_view name)> annotations;
 };
 
 // The PriorityClasses that exist, as plugins read them.

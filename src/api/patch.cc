@@ -48,26 +48,6 @@ Value* FindPtr(Value& object, std::string_view name) {
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
-// Go's json type names, as in "cannot unmarshal object into Go value of type …".
-std::string_view GoJsonTypeName(const Value& v) {
-  switch (v.GetType()) {
-    case rapidjson::kObjectType:
-      return "object";
-    case rapidjson::kArrayType:
-      return "array";
-    case rapidjson::kStringType:
-      return "string";
-    case rapidjson::kNumberType:
-      return "number";
-    case rapidjson::kTrueType:
-    case rapidjson::kFalseType:
-      return "bool";
-    case rapidjson::kNullType:
-      return "null";
-  }
-  return "value";
-}
-
 // reflect.Kind names of the Go value a JSON value decodes to.
 std::string_view GoKindName(const Value& v) {
   switch (v.GetType()) {
@@ -1856,6 +1836,25 @@ Result<rapidjson::Document> ApplyStrategicMergePatch(std::string_view kind,
     return Err(ToStatus(*s, cause));
   }
   return std::move(ws.result);
+}
+
+std::string_view GoJsonTypeName(const Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
+    case rapidjson::kTrueType:
+    case rapidjson::kFalseType:
+      return "bool";
+    case rapidjson::kNullType:
+      return "null";
+  }
+  return "value";
 }
 
 std::string GoJsonSyntaxError(std::string_view text) {

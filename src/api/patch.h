@@ -85,6 +85,9 @@ Result<rapidjson::Document> ApplyStrategicMergePatch(std::string_view kind,
 // Go encoding/json's error for malformed `text` ("invalid character '}' looking for beginning of
 // value", "unexpected end of JSON input"); "" when `text` is valid JSON.
 std::string GoJsonSyntaxError(std::string_view text);
+// Go encoding/json's name of a value's type in its UnmarshalTypeError ("cannot unmarshal
+// object into Go value of type …"): object, array, string, number, bool, null.
+std::string_view GoJsonTypeName(const rapidjson::Value& v);
 
 bool SupportsStrategicMergePatch(std::string_view kind);
 

@@ -11,6 +11,7 @@
 #include "api/codec.h"
 #include "api/defaults.h"
 #include "api/manifest.h"
+#include "api/scheduling.h"
 #include "client/rest/http_client.h"
 #include "client/rest/kubeconfig.h"
 #include "controllers/tainteviction/controller.h"
@@ -144,13 +145,8 @@ Result<std::vector<std::pair<std::string, std::string>>> TaintPairs(
 
 // The two classes kube-apiserver creates at start-up.
 std::vector<api::PriorityClass> SystemPriorityClasses() {
-  std::vector<api::PriorityClass> out(2);
-  out[0].meta.name = "system-node-critical";
-  out[0].value = 2000001000;
-  out[1].meta.name = "system-cluster-critical";
-  out[1].value = 2000000000;
-  for (auto& pc : out) pc.preemption_policy = "PreemptLowerPriority";
-  return out;
+  std::span<const api::PriorityClass> system = api::SystemPriorityClasses();
+  return {system.begin(), system.end()};
 }
 
 struct Inputs {

@@ -174,6 +174,9 @@ int main(int argc, char** argv) {
                        default_on + "). Comma-delimited list of admission plugins: " +
                        plugin_names + ". The order of plugins in this flag does not matter.")
       ->delimiter(',');
+  std::string admission_config_file;
+  serve->add_option("--admission-control-config-file", admission_config_file,
+                    "File with admission control configuration.");
   // int64 flags, read as Go's pflag reads them (strconv.ParseInt) to refuse out-of-range values.
   std::string not_ready_seconds = "300";
   std::string unreachable_seconds = "300";
@@ -254,11 +257,15 @@ int main(int argc, char** argv) {
                      &serve_options.terminated_pod_gc_threshold}}) {
       if (std::string error = ParseInt64Flag(flag, *text, out); !error.empty()) return Fail(error);
     }
-    // kube-apiserver's checks of the admission flags, with its messages.
-    if (auto enabled =
-            kt::admission::EnabledPlugins(kt::admission::KnownPlugins(), serve_options.admission);
-        !enabled) {
-      return Fail(enabled.error().message());
+    if (!admission_config_file.empty()) {
+      auto plugins = kt::admission::ReadAdmissionConfiguration(admission_config_file);
+      if (!plugins) return Fail(plugins.error().message());
+      serve_options.admission.plugin_configs = std::move(*plugins);
+    }
+    // kube-apiserver's checks of the admission flags and of the enabled plugins' configuration,
+    // with its messages.
+    if (auto chain = kt::admission::NewChain(serve_options.admission); !chain) {
+      return Fail(chain.error().message());
     }
     if (auto d = kt::ParseGoDuration(serve_status_frequency); !d || d->count() <= 0) {
       return Fail("invalid argument \"" + serve_status_frequency +

@@ -7,6 +7,7 @@
 #include "admission/priority.h"
 #include "api/codec.h"
 #include "api/defaults.h"
+#include "api/scheduling.h"
 #include "api/table.h"
 #include "core/time.h"
 #include "core/validation.h"
@@ -325,6 +326,12 @@ admission::Listers Registry::MakeListers() {
     const api::Namespace* ns = o->As<api::Namespace>();
     return ns ? ns->phase : std::string();
   };
+  l.namespaces.annotations = [namespaces](std::string_view name) -> std::optional<api::StringMap> {
+    ObjectPtr o = namespaces->Get("", name);
+    if (!o) return std::nullopt;
+    const api::Namespace* ns = o->As<api::Namespace>();
+    return ns ? ns->meta.annotations : api::StringMap();
+  };
   l.priority_classes.get = [classes](std::string_view name) -> std::optional<api::PriorityClass> {
     ObjectPtr o = classes->Get("", name);
     const api::PriorityClass* pc = o ? o->As<api::PriorityClass>() : nullptr;
@@ -342,6 +349,13 @@ admission::Listers Registry::MakeListers() {
 }
 
 namespace {
+
+bool IsSystemPriorityClass(std::string_view name) {
+  for (const api::PriorityClass& pc : api::SystemPriorityClasses()) {
+    if (pc.meta.name == name) return true;
+  }
+  return false;
+}
 
 // The name upstream's admission errors give the object (admission extractResourceName): the
 // request's, else the body's name or generateName, else "Unknown".
@@ -368,6 +382,13 @@ ApiError AdmissionError(const admission::Attributes& a, const admission::Rejecti
       for (const admission::Rejection::Cause& c : r.causes) {
         e.details->causes.push_back({c.type, c.message, c.field});
       }
+      return e;
+    }
+    case StatusCode::kInternal: {
+      // A plain error: 500 with an empty reason (upstream ErrorToAPIStatus).
+      ApiError e;
+      e.code = 500;
+      e.message = r.message;
       return e;
     }
     default:
@@ -402,36 +423,28 @@ Status Registry::Start() {
   for (auto& last : last_write_) last.store(store_->CurrentRevision());
   // What kube-apiserver creates at start-up when missing: the system namespaces
   // (bootstrap-controller, start-system-namespaces-controller) and the two system priority
-  // classes (scheduling/bootstrap-system-priority-classes).
-  struct Bootstrap {
-    Resource resource;
-    const char* name;
-    const char* json;
-  };
-  static constexpr Bootstrap kBootstrap[] = {
-      {Resource::kNamespaces, "default",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}})"},
-      {Resource::kNamespaces, "kube-system",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-system"}})"},
-      {Resource::kNamespaces, "kube-public",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-public"}})"},
-      {Resource::kNamespaces, "kube-node-lease",
-       R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-node-lease"}})"},
-      {Resource::kPriorityClasses, "system-node-critical",
-       R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-node-critical"},"value":2000001000,"description":"Used for system critical pods that must not be moved from their current node.","preemptionPolicy":"PreemptLowerPriority"})"},
-      {Resource::kPriorityClasses, "system-cluster-critical",
-       R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-cluster-critical"},"value":2000000000,"description":"Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.","preemptionPolicy":"PreemptLowerPriority"})"},
-  };
-  for (const Bootstrap& b : kBootstrap) {
-    const ResourceInfo& info = Info(b.resource);
-    if (store_->Get(ObjectKey(info, "", b.name))) continue;
-    Document doc;
-    doc.Parse(b.json);
+  // classes (scheduling/bootstrap-system-priority-classes). Objects that exist are left as they
+  // are.
+  auto create_missing = [this](Resource resource, const std::string& name, Document doc) {
+    const ResourceInfo& info = Info(resource);
+    if (store_->Get(ObjectKey(info, "", name))) return Status::Ok();
     std::promise<ApiResult<store::Bytes>> done;
     Create(info, "", std::move(doc), {},
            [&](ApiResult<store::Bytes> r) { done.set_value(std::move(r)); });
     ApiResult<store::Bytes> r = done.get_future().get();
     if (!r && r.error().reason != "AlreadyExists") return r.error().ToStatus();
+    return Status::Ok();
+  };
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    Document ns;
+    ns.Parse((std::string(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")") + name +
+              "\"}}")
+                 .c_str());
+    KT_RETURN_IF_ERROR(create_missing(Resource::kNamespaces, name, std::move(ns)));
+  }
+  for (const api::PriorityClass& pc : api::SystemPriorityClasses()) {
+    KT_RETURN_IF_ERROR(
+        create_missing(Resource::kPriorityClasses, pc.meta.name, api::PriorityClassToDocument(pc)));
   }
   // Namespaces whose deletion a stop interrupted (upstream's namespace controller resyncs).
   for (const ObjectPtr& ns : cache(Resource::kNamespaces).List(ObjectFilter()).items) {
@@ -632,8 +645,11 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
 void Registry::Update(const ResourceInfo& info, std::string namespace_, std::string name,
                       Subresource sub, Document body, WriteOptions options, WriteCallback done) {
   auto shared = std::make_shared<Document>(std::move(body));
-  Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, shared,
-                       options, done = std::move(done)]() mutable {
+  // Admission reads the namespace (its phase, PodTolerationRestriction its annotations) as of
+  // every write acknowledged before this update.
+  SyncAll({info.resource, Resource::kNamespaces}, [this, &info, ns = std::move(namespace_),
+                                                   name = std::move(name), sub, shared, options,
+                                                   done = std::move(done)]() mutable {
     Document& doc = *shared;
     if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
     if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
@@ -818,8 +834,10 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
                             Subresource sub, api::PatchType type,
                             std::shared_ptr<const std::string> patch, WriteOptions options,
                             int attempt, store::Revision stale, WriteCallback done) {
-  Sync(info.resource, [this, &info, ns = std::move(namespace_), name = std::move(name), sub, type,
-                       patch, options, attempt, stale, done = std::move(done)]() mutable {
+  SyncAll({info.resource, Resource::kNamespaces}, [this, &info, ns = std::move(namespace_),
+                                                   name = std::move(name), sub, type, patch,
+                                                   options, attempt, stale,
+                                                   done = std::move(done)]() mutable {
     ObjectPtr current = cache(info.resource).Get(ns, name);
     if (!current) return done(ApiErr(NotFoundError(info, name)));
     if (current->revision == stale) {
@@ -884,6 +902,11 @@ void Registry::DeleteAttempt(const ResourceInfo& info, std::string namespace_, s
                                      .namespace_ = ns,
                                      .name = name};
     if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
+    // The system priority classes cannot be deleted (upstream priorityclass REST.Delete).
+    if (info.resource == Resource::kPriorityClasses && IsSystemPriorityClass(name)) {
+      return done(ApiErr(NewForbidden(info.group, info.plural, name,
+                                      "this is a system priority class and cannot be deleted")));
+    }
     ObjectPtr current = cache(info.resource).Get(ns, name);
     if (!current) return done(ApiErr(NotFoundError(info, name)));
     if (current->revision == stale) {

@@ -372,6 +372,182 @@ TEST_F(RegistryTest, TheChainInTheOptionsDecides) {
             "namespaces \"default\" is forbidden: this namespace may not be deleted");
 }
 
+// The two classes upstream's scheduling/bootstrap-system-priority-classes hook creates.
+TEST_F(RegistryTest, TheSystemPriorityClassesExistFromTheStartAndStay) {
+  Start();
+  ObjectPtr node = Get(Resource::kPriorityClasses, "", "system-node-critical");
+  ASSERT_TRUE(node);
+  const api::PriorityClass* pc = node->As<api::PriorityClass>();
+  ASSERT_NE(pc, nullptr);
+  EXPECT_EQ(pc->value, 2000001000);
+  EXPECT_FALSE(pc->global_default);
+  EXPECT_EQ(pc->preemption_policy, "PreemptLowerPriority");
+  EXPECT_EQ(pc->description,
+            "Used for system critical pods that must not be moved from their current node.");
+  ObjectPtr cluster = Get(Resource::kPriorityClasses, "", "system-cluster-critical");
+  ASSERT_TRUE(cluster);
+  EXPECT_EQ(cluster->As<api::PriorityClass>()->value, 2000000000);
+  EXPECT_EQ(cluster->As<api::PriorityClass>()->description,
+            "Used for system critical pods that must run in the cluster, but can be moved to "
+            "another node if necessary.");
+
+  // A restart finds them and leaves them as they are: same object, same resourceVersion.
+  ASSERT_TRUE(MergePatch(Resource::kPriorityClasses, "", "system-node-critical",
+                         R"({"metadata":{"labels":{"kept":"yes"}}})"));
+  ObjectPtr before = Get(Resource::kPriorityClasses, "", "system-node-critical");
+  Start();
+  ObjectPtr after = Get(Resource::kPriorityClasses, "", "system-node-critical");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->revision, before->revision);
+  EXPECT_EQ(after->meta().uid, before->meta().uid);
+
+  // They cannot be deleted (upstream priorityclass REST.Delete).
+  auto refused = Delete(Resource::kPriorityClasses, "", "system-cluster-critical");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, 403);
+  EXPECT_EQ(refused.error().message,
+            "priorityclasses.scheduling.k8s.io \"system-cluster-critical\" is forbidden: this is "
+            "a system priority class and cannot be deleted");
+  EXPECT_TRUE(Get(Resource::kPriorityClasses, "", "system-cluster-critical"));
+}
+
+// semantics.md §11.10 PC1-PC5 (upstream pkg/apis/scheduling/validation ValidatePriorityClass,
+// ValidatePriorityClassUpdate and IsKnownSystemPriorityClass).
+TEST_F(RegistryTest, PriorityClassValidation) {
+  Start();
+  auto pc = [](std::string_view name, std::string_view rest) {
+    return std::string(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",)") +
+           R"("metadata":{"name":")" + std::string(name) + R"("},)" + std::string(rest) + "}";
+  };
+  struct Row {
+    const char* id;
+    std::string name, body;
+    std::string want;  // "" = created
+  };
+  const std::string reserved =
+      "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for "
+      "system use only. error: ";
+  const Row rows[] = {
+      {"PC1 an unknown system- name", "system-foo", R"("value":1)",
+       reserved + "system-foo is not a known system priority class"},
+      {"PC1 a system class's name with another value", "system-node-critical", R"("value":5)",
+       reserved + "value of system-node-critical PriorityClass must be 2000001000"},
+      {"PC1 a system class as global default", "system-cluster-critical",
+       R"("value":2000000000,"globalDefault":true)",
+       reserved + "globalDefault of system-cluster-critical PriorityClass must be false"},
+      {"PC2 above the user maximum", "high", R"("value":1000000001)",
+       "value: Forbidden: maximum allowed value of a user defined priority is 1000000000"},
+      {"PC3 the user maximum", "high", R"("value":1000000000)", ""},
+      {"PC4 negative", "low", R"("value":-5)", ""},
+      {"an unknown preemptionPolicy", "odd", R"("value":1,"preemptionPolicy":"Sometimes")",
+       "preemptionPolicy: Unsupported value: \"Sometimes\": supported values: "
+       "\"PreemptLowerPriority\", \"Never\""},
+      {"an empty preemptionPolicy", "odd", R"("value":1,"preemptionPolicy":"")",
+       "preemptionPolicy: Required value"},
+  };
+  for (const Row& r : rows) {
+    auto created = Create(Resource::kPriorityClasses, "", pc(r.name, r.body));
+    if (r.want.empty()) {
+      EXPECT_TRUE(created) << r.id << ": " << created.error().message;
+      continue;
+    }
+    ASSERT_FALSE(created) << r.id;
+    EXPECT_EQ(created.error().code, 422) << r.id;
+    EXPECT_EQ(created.error().message,
+              "PriorityClass.scheduling.k8s.io \"" + r.name + "\" is invalid: " + r.want)
+        << r.id;
+  }
+  // PC5: the value and the preemption policy are fixed once created; the rest may change.
+  ASSERT_TRUE(Create(Resource::kPriorityClasses, "", pc("five", R"("value":5)")));
+  auto changed = MergePatch(Resource::kPriorityClasses, "", "five", R"({"value":6})");
+  ASSERT_FALSE(changed);
+  EXPECT_EQ(changed.error().message,
+            "PriorityClass.scheduling.k8s.io \"five\" is invalid: value: Forbidden: may not be "
+            "changed in an update.");
+  auto policy =
+      MergePatch(Resource::kPriorityClasses, "", "five", R"({"preemptionPolicy":"Never"})");
+  ASSERT_FALSE(policy);
+  EXPECT_EQ(policy.error().message,
+            "PriorityClass.scheduling.k8s.io \"five\" is invalid: preemptionPolicy: Invalid "
+            "value: \"Never\": field is immutable");
+  EXPECT_TRUE(MergePatch(Resource::kPriorityClasses, "", "five", R"({"description":"five"})"));
+}
+
+TEST_F(RegistryTest, PodsNamingASystemClassGetItsPriority) {
+  Registry::Options options;
+  options.admission = admission::DefaultChain();
+  Start(std::move(options));
+  auto pod = Create(Resource::kPods, "kube-system",
+                    PodJson("critical", R"("priorityClassName":"system-node-critical")"));
+  ASSERT_TRUE(pod) << pod.error().message;
+  EXPECT_EQ((*pod)["spec"]["priority"].GetInt(), 2000001000);
+  EXPECT_EQ(Str(*pod, "/spec/preemptionPolicy"), "PreemptLowerPriority");
+}
+
+TEST_F(RegistryTest, TaintNodesByConditionTaintsNewNodes) {
+  admission::Config config;
+  config.enable_plugins = {"TaintNodesByCondition"};
+  Registry::Options options;
+  options.admission = Chain(config);
+  Start(std::move(options));
+  auto node =
+      Create(Resource::kNodes, "", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}})");
+  ASSERT_TRUE(node) << node.error().message;
+  EXPECT_EQ(api::EncodeJson((*node)["spec"]["taints"]),
+            R"([{"key":"node.kubernetes.io/not-ready","effect":"NoSchedule"}])");
+  // Only at creation: a node may drop the taint afterwards.
+  auto updated = MergePatch(Resource::kNodes, "", "n", R"({"spec":{"taints":null}})");
+  ASSERT_TRUE(updated) << updated.error().message;
+  EXPECT_FALSE((*updated)["spec"].HasMember("taints"));
+}
+
+// PodTolerationRestriction reads the pod's namespace as of every acknowledged write, on creates
+// and updates alike; its refusals are plain errors: 500, no reason. DefaultTolerationSeconds
+// runs before it, so a whitelist must allow the not-ready and unreachable tolerations too.
+TEST_F(RegistryTest, PodTolerationRestrictionReadsTheNamespaceOfEveryWrite) {
+  admission::Config config;
+  config.enable_plugins = {"PodTolerationRestriction"};
+  Registry::Options options;
+  options.admission = Chain(config);
+  Start(std::move(options));
+  auto whitelist = [](std::string_view list) {
+    std::string escaped;
+    for (char c : list) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+    return R"({"metadata":{"annotations":{"scheduler.alpha.kubernetes.io/tolerationsWhitelist":")" +
+           escaped + R"("}}})";
+  };
+  ASSERT_TRUE(Create(Resource::kNamespaces, "",
+                     R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}})"));
+  ASSERT_TRUE(MergePatch(
+      Resource::kNamespaces, "", "team",
+      whitelist(
+          R"([{"key":"dedicated","operator":"Exists"},{"operator":"Exists","effect":"NoExecute"}])")));
+  auto refused = Create(Resource::kPods, "team",
+                        PodJson("other", R"("tolerations":[{"key":"other","operator":"Exists"}])"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().Json(),
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+            R"("pod tolerations (possibly merged with namespace default tolerations) conflict )"
+            R"(with its namespace whitelist","code":500})");
+  const std::string dedicated = R"("tolerations":[{"key":"dedicated","operator":"Exists"}])";
+  auto allowed = Create(Resource::kPods, "team", PodJson("p", dedicated));
+  ASSERT_TRUE(allowed) << allowed.error().message;
+  // Narrowed, the whitelist refuses the pod's next update at once.
+  ASSERT_TRUE(MergePatch(Resource::kNamespaces, "", "team",
+                         whitelist(R"([{"operator":"Exists","effect":"NoExecute"}])")));
+  auto update = MergePatch(Resource::kPods, "team", "p", R"({"metadata":{"labels":{"a":"b"}}})");
+  ASSERT_FALSE(update);
+  EXPECT_EQ(update.error().code, 500);
+  EXPECT_EQ(update.error().reason, "");
+  // A malformed annotation fails the request with Go's JSON error.
+  ASSERT_TRUE(MergePatch(Resource::kNamespaces, "", "team",
+                         R"({"metadata":{"annotations":{"scheduler.alpha.kubernetes.io/)"
+                         R"(defaultTolerations":"[{"}}})"));
+  auto malformed = Create(Resource::kPods, "team", PodJson("q"));
+  ASSERT_FALSE(malformed);
+  EXPECT_EQ(malformed.error().message, "unexpected end of JSON input");
+}
+
 }  // namespace
 }  // namespace kt::server
 

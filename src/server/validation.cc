@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "api/scheduling.h"
 #include "core/validation.h"
 
 namespace kt::server {
@@ -201,6 +202,44 @@ constexpr std::string_view kPodUpdateForbidden =
     "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
     "to 1 if it was previously negative)";
 
+// Upstream ValidatePriorityClass on create, ValidatePriorityClassUpdate on update
+// (pkg/apis/scheduling/validation); `old` is null on create.
+void ValidatePriorityClass(const api::PriorityClass& pc, const api::PriorityClass* old,
+                           FieldErrorList& errs) {
+  if (old != nullptr) {
+    if (pc.value != old->value) {
+      errs.push_back(FieldError::Forbidden("value", "may not be changed in an update."));
+    }
+    if (pc.preemption_policy != old->preemption_policy) {
+      errs.push_back(FieldError::Invalid("preemptionPolicy", JsonString(pc.preemption_policy),
+                                         "field is immutable"));
+    }
+    return;
+  }
+  if (pc.meta.name.starts_with(api::kSystemPriorityClassPrefix)) {
+    std::string why = api::IsKnownSystemPriorityClass(pc.meta.name, pc.value, pc.global_default);
+    if (!why.empty()) {
+      errs.push_back(FieldError::Forbidden(
+          "metadata.name", "priority class names with '" +
+                               std::string(api::kSystemPriorityClassPrefix) +
+                               "' prefix are reserved for system use only. error: " + why));
+    }
+  } else if (pc.value > api::kHighestUserDefinablePriority) {
+    errs.push_back(FieldError::Forbidden("value",
+                                         "maximum allowed value of a user defined "
+                                         "priority is " +
+                                             std::to_string(api::kHighestUserDefinablePriority)));
+  }
+  // The API server has defaulted an absent preemptionPolicy; one given as "" stays.
+  static constexpr std::string_view kPolicies[] = {"PreemptLowerPriority", "Never"};
+  if (pc.preemption_policy.empty()) {
+    errs.push_back(FieldError::Required("preemptionPolicy"));
+  } else if (pc.preemption_policy != kPolicies[0] && pc.preemption_policy != kPolicies[1]) {
+    errs.push_back(
+        FieldError::NotSupported("preemptionPolicy", JsonString(pc.preemption_policy), kPolicies));
+  }
+}
+
 }  // namespace
 
 FieldErrorList ValidateObject(const ResourceInfo& info, const Value& doc, const TypedObject& typed,
@@ -276,6 +315,10 @@ FieldErrorList ValidateObject(const ResourceInfo& info, const Value& doc, const 
       errs.insert(errs.end(), std::make_move_iterator(e.begin()), std::make_move_iterator(e.end()));
       break;
     }
+    case Resource::kPriorityClasses:
+      ValidatePriorityClass(*typed.Get<api::PriorityClass>(),
+                            old_typed ? old_typed->Get<api::PriorityClass>() : nullptr, errs);
+      break;
     default:
       break;
   }

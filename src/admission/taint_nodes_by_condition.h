@@ -1,0 +1,27 @@
+// TaintNodesByCondition admission (upstream plugin/pkg/admission/nodetaint, semantics.md §8.4):
+// a Node being created gets the taint
+//   {key: node.kubernetes.io/not-ready, effect: NoSchedule}
+// appended to spec.taints unless it already has a taint with that key and effect, so that no pod
+// lands on a new node before the node lifecycle controller has seen it Ready and removed the
+// taint. Creates of nodes only, never updates or subresources.
+//
+// Upstream turns it on by default. kubetaint registers it off by default until its node
+// lifecycle controller exists (chain.cc, kTaintNodesByConditionOnByDefault): until then nothing
+// would remove the taint, and no pod would ever be scheduled on a new node.
+//
+// Thread safety: immutable.
+#pragma once
+
+#include "admission/plugin.h"
+
+namespace kt::admission {
+
+class TaintNodesByCondition : public Plugin {
+ public:
+  static constexpr std::string_view kName = "TaintNodesByCondition";
+
+  std::string_view Name() const override { return kName; }
+  Verdict Admit(Attributes& a, const Listers& listers) const override;
+};
+
+}  // namespace kt::admission

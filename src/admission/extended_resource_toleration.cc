@@ -46,7 +46,8 @@ Verdict ExtendedResourceToleration::Admit(Attributes& a, const Listers& /*lister
   for (const auto* containers : {&pod->spec.containers, &pod->spec.init_containers}) {
     for (const api::Container& c : *containers) {
       for (const auto& [name, quantity] : c.requests) {
-        if (IsExtendedResourceName(name)) names.insert(name);
+        // A request of zero needs no such node: it gets no toleration (upstream's does).
+        if (IsExtendedResourceName(name) && !quantity.IsZero()) names.insert(name);
       }
     }
   }

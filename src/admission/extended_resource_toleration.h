@@ -7,10 +7,10 @@
 //   {key: <resource name>, operator: Exists, effect: NoSchedule}
 // replaces every toleration with the same key, operator, value and effect, or is appended.
 //
-// Upstream looks only at the names under resources.requests, never at the quantities: a request
-// of 0 gets the toleration too (kubetaint does the same; the issue asked to skip zero requests,
-// upstream does not). A resource with only a limit counts as well: its request has been
-// defaulted to the limit before admission. Pods only, on create and update, never their
+// One deliberate difference: upstream looks only at the names under resources.requests, so a
+// request of 0 — a pod that needs none of the resource — gets the toleration too and may land
+// on the special hardware; kubetaint skips zero requests. A resource with only a limit counts:
+// its request has been defaulted to the limit before admission. Pods only, on create and update, never their
 // subresources.
 //
 // Thread safety: immutable.

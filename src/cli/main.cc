@@ -1,6 +1,8 @@
 // kubetaint: the command line. CLI11 is included here and nowhere else (it is slow to compile).
 #include <malloc.h>
 
+#include <chrono>
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -35,6 +37,35 @@ std::string ParseInt64Flag(std::string_view flag, const std::string& text, int64
   return "invalid argument \"" + text + "\" for \"" + std::string(flag) +
          "\" flag: strconv.ParseInt: parsing \"" + text +
          "\": " + (digits ? "value out of range" : "invalid syntax");
+}
+
+// A Go duration flag (pflag's DurationVar): time.ParseDuration, or pflag's message.
+std::string ParseDurationFlag(std::string_view flag, const std::string& text,
+                              std::chrono::nanoseconds* out) {
+  std::string error;
+  if (kt::ParseGoDuration(text, out, &error)) return "";
+  return "invalid argument \"" + text + "\" for \"" + std::string(flag) + "\" flag: " + error;
+}
+
+// A float32 flag (pflag's Float32Var): strconv.ParseFloat(s, 32), or pflag's message.
+std::string ParseFloat32Flag(std::string_view flag, const std::string& text, float* out) {
+  bool range = false;
+  if (kt::ParseFloat32(text, out, &range)) return "";
+  return "invalid argument \"" + text + "\" for \"" + std::string(flag) +
+         "\" flag: strconv.ParseFloat: parsing \"" + text +
+         "\": " + (range ? "value out of range" : "invalid syntax");
+}
+
+// An int32 flag (pflag's Int32Var): strconv.ParseInt(s, 0, 32), or pflag's message.
+std::string ParseInt32Flag(std::string_view flag, const std::string& text, int32_t* out) {
+  int64_t v = 0;
+  std::string error = ParseInt64Flag(flag, text, &v);
+  if (error.empty() && (v < INT32_MIN || v > INT32_MAX)) {
+    error = "invalid argument \"" + text + "\" for \"" + std::string(flag) +
+            "\" flag: strconv.ParseInt: parsing \"" + text + "\": value out of range";
+  }
+  if (error.empty()) *out = static_cast<int32_t>(v);
+  return error;
 }
 
 // glibc hands memory freed at the top of a heap back to the kernel once 128 KiB are free, and
@@ -128,7 +159,8 @@ int main(int argc, char** argv) {
   serve
       ->add_option("--controllers", serve_options.controllers,
                    "Components to run: '*' runs every one on by default, 'name' enables one, "
-                   "'-name' disables one (known: scheduler, taint-eviction-controller)")
+                   "'-name' disables one (known: scheduler, taint-eviction-controller, "
+                   "node-lifecycle-controller)")
       ->delimiter(',')
       ->capture_default_str();
 
@@ -170,6 +202,55 @@ int main(int argc, char** argv) {
                    "toleration.")
       ->capture_default_str();
 
+  // kube-controller-manager's node lifecycle flags, read as pflag reads them.
+  std::string node_monitor_period = "5s";
+  std::string node_monitor_grace_period = "50s";
+  std::string node_startup_grace_period = "1m0s";
+  std::string node_eviction_rate = "0.1";
+  std::string secondary_node_eviction_rate = "0.01";
+  std::string unhealthy_zone_threshold = "0.55";
+  std::string large_cluster_size_threshold = "50";
+  serve
+      ->add_option("--node-monitor-period", node_monitor_period,
+                   "The period for syncing NodeStatus in NodeController.")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-monitor-grace-period", node_monitor_grace_period,
+                   "Amount of time which we allow running Node to be unresponsive before marking "
+                   "it unhealthy. Must be N times more than kubelet's nodeStatusUpdateFrequency, "
+                   "where N means number of retries allowed for kubelet to post node status.")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-startup-grace-period", node_startup_grace_period,
+                   "Amount of time which we allow starting Node to be unresponsive before "
+                   "marking it unhealthy.")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-eviction-rate", node_eviction_rate,
+                   "Number of nodes per second on which pods are deleted in case of node failure "
+                   "when a zone is healthy (see --unhealthy-zone-threshold for definition of "
+                   "healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters.")
+      ->capture_default_str();
+  serve
+      ->add_option("--secondary-node-eviction-rate", secondary_node_eviction_rate,
+                   "Number of nodes per second on which pods are deleted in case of node failure "
+                   "when a zone is unhealthy (see --unhealthy-zone-threshold for definition of "
+                   "healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters. "
+                   "This value is implicitly overridden to 0 if the cluster size is smaller than "
+                   "--large-cluster-size-threshold.")
+      ->capture_default_str();
+  serve
+      ->add_option("--unhealthy-zone-threshold", unhealthy_zone_threshold,
+                   "Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone "
+                   "to be treated as unhealthy. ")
+      ->capture_default_str();
+  serve
+      ->add_option("--large-cluster-size-threshold", large_cluster_size_threshold,
+                   "Number of nodes from which node-lifecycle-controller treats the cluster as "
+                   "large for the eviction logic purposes. --secondary-node-eviction-rate is "
+                   "implicitly overridden to 0 for clusters this size or smaller.")
+      ->capture_default_str();
+
   // Upstream components take `-v=2`; CLI11 reads `=` only after long names, so give it `--v=2`.
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) {
@@ -204,6 +285,50 @@ int main(int argc, char** argv) {
           std::tuple{"--default-unreachable-toleration-seconds", &unreachable_seconds,
                      &serve_options.admission.default_unreachable_toleration_seconds}}) {
       if (std::string error = ParseInt64Flag(flag, *text, out); !error.empty()) return Fail(error);
+    }
+    for (auto [flag, text, out] :
+         {std::tuple{"--node-monitor-period", &node_monitor_period,
+                     &serve_options.node_monitor_period},
+          std::tuple{"--node-monitor-grace-period", &node_monitor_grace_period,
+                     &serve_options.node_monitor_grace_period},
+          std::tuple{"--node-startup-grace-period", &node_startup_grace_period,
+                     &serve_options.node_startup_grace_period}}) {
+      if (std::string error = ParseDurationFlag(flag, *text, out); !error.empty()) {
+        return Fail(error);
+      }
+    }
+    for (auto [flag, text, out] :
+         {std::tuple{"--node-eviction-rate", &node_eviction_rate,
+                     &serve_options.node_eviction_rate},
+          std::tuple{"--secondary-node-eviction-rate", &secondary_node_eviction_rate,
+                     &serve_options.secondary_node_eviction_rate},
+          std::tuple{"--unhealthy-zone-threshold", &unhealthy_zone_threshold,
+                     &serve_options.unhealthy_zone_threshold}}) {
+      if (std::string error = ParseFloat32Flag(flag, *text, out); !error.empty()) {
+        return Fail(error);
+      }
+    }
+    if (std::string error =
+            ParseInt32Flag("--large-cluster-size-threshold", large_cluster_size_threshold,
+                           &serve_options.large_cluster_size_threshold);
+        !error.empty()) {
+      return Fail(error);
+    }
+    // Upstream takes these as given; values that would make the controller spin or count
+    // tokens backwards are refused here.
+    if (serve_options.node_monitor_period <= std::chrono::nanoseconds::zero()) {
+      return Fail("--node-monitor-period: must be greater than 0, not " + node_monitor_period);
+    }
+    for (auto [flag, text, value] :
+         {std::tuple{"--node-eviction-rate", &node_eviction_rate, serve_options.node_eviction_rate},
+          std::tuple{"--secondary-node-eviction-rate", &secondary_node_eviction_rate,
+                     serve_options.secondary_node_eviction_rate}}) {
+      if (!(value >= 0) || std::isinf(value)) {
+        return Fail(std::string(flag) +
+                    ": must be a finite number of nodes per second, 0 or more, "
+                    "not " +
+                    *text);
+      }
     }
     // kube-apiserver's checks of the admission flags, with its messages.
     if (auto enabled =

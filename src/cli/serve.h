@@ -1,6 +1,8 @@
 // `kubetaint serve`: the API server the stock kubectl talks to, on embedded SQLite (or memory).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +31,19 @@ struct ServeOptions {
   admission::Config admission;
   // kube-controller-manager's --controllers: "*" (every one on by default), "name", "-name".
   std::vector<std::string> controllers = {"*"};
+  // kube-controller-manager's flags of the node lifecycle controller, with their defaults.
+  std::chrono::nanoseconds node_monitor_period = std::chrono::seconds(5);
+  std::chrono::nanoseconds node_monitor_grace_period = std::chrono::seconds(50);
+  std::chrono::nanoseconds node_startup_grace_period = std::chrono::seconds(60);
+  float node_eviction_rate = 0.1f;
+  float secondary_node_eviction_rate = 0.01f;
+  float unhealthy_zone_threshold = 0.55f;
+  int32_t large_cluster_size_threshold = 50;
 };
 
 // The components `serve` runs besides the API server, by --controllers name.
-inline constexpr const char* kKnownControllers[] = {"scheduler", "taint-eviction-controller"};
+inline constexpr const char* kKnownControllers[] = {"scheduler", "taint-eviction-controller",
+                                                    "node-lifecycle-controller"};
 
 // Whether component `name` is enabled by --controllers (kube-controller-manager's rules:
 // "-name" disables, "name" enables, "*" enables every component that is on by default).

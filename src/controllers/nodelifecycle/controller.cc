@@ -229,6 +229,14 @@ size_t Controller::Round() {
 
 // --- Health ------------------------------------------------------------------------------------
 
+Controller::ReadyStatus Controller::ReadyStatusOf(const api::Condition* ready) {
+  if (ready == nullptr) return ReadyStatus::kNone;
+  if (ready->status == "True") return ReadyStatus::kTrue;
+  if (ready->status == "False") return ReadyStatus::kFalse;
+  if (ready->status == "Unknown") return ReadyStatus::kUnknown;
+  return ReadyStatus::kOther;
+}
+
 void Controller::Refresh(NodeInfo& info) {
   if (info.cached_revision == info.node->revision) return;
   info.cached_revision = info.node->revision;
@@ -241,18 +249,24 @@ void Controller::Refresh(NodeInfo& info) {
     info.zone = std::move(zone);
   }
   info.excluded = meta.labels.Has(kLabelExcludeDisruption);
+  const api::Node& n = *info.node->As<api::Node>();
+  info.ready = FindCondition(n.status.conditions, "Ready");
+  info.ready_status = ReadyStatusOf(info.ready);
+  info.noexecute_tainted = TaintExists(n.spec.taints, UnreachableNoExecute()) ||
+                           TaintExists(n.spec.taints, NotReadyNoExecute());
 }
 
 void Controller::OnLeaseChange(const ObjectPtr& old_lease, const ObjectPtr& lease) {
   const api::ObjectMeta& meta = old_lease->meta();
   if (meta.namespace_ != kNodeLeaseNamespace) return;
   if (lease) {
-    infos_[meta.name].lease = lease;
+    // Read now, while the object is at hand: a health pass reads only this.
+    infos_[meta.name].lease = SavedLease{lease->revision, RenewTime(lease)};
     return;
   }
   auto it = infos_.find(meta.name);
   if (it == infos_.end()) return;
-  it->second.lease = nullptr;
+  it->second.lease = SavedLease{};
   if (!it->second.node && !it->second.known) infos_.erase(it);
 }
 
@@ -273,24 +287,23 @@ void Controller::MonitorNodeHealth() {
   for (auto it = infos_.begin(); it != infos_.end();) {
     NodeInfo& info = it->second;
     // An object of the revision seen before has the UID seen before.
-    if (info.known && (!info.node || (info.node->revision != info.cached_revision &&
-                                      info.uid != info.node->meta().uid))) {
+    if (info.known && (!info.node || info.recreated)) {
       removed.emplace_back(it->first, info.uid);
       info.known = false;
       info.has_health = false;
       info.health = NodeHealth{};
       info.retry = false;
     }
+    info.recreated = false;
     if (!info.node) {
       // Gone: forgotten, unless its Lease is still there.
-      if (!info.lease) {
+      if (info.lease.revision == 0) {
         it = infos_.erase(it);
       } else {
         ++it;
       }
       continue;
     }
-    Refresh(info);
     if (!info.known) {
       added.push_back(pass_->nodes.size());
     } else if (!zone_states_.contains(info.zone)) {
@@ -299,6 +312,7 @@ void Controller::MonitorNodeHealth() {
     PassNode& pn = pass_->nodes.emplace_back();
     pn.node = info.node;
     pn.info = &info;
+    pn.name = &it->first;
     ++it;
   }
   for (size_t i : added) {
@@ -327,9 +341,15 @@ void Controller::MonitorNodeHealth() {
 }
 
 bool Controller::TryUpdateNodeHealth(PassNode& pn, NodeInfo& info, client::Time now) {
-  const api::Node& n = *pn.node->As<api::Node>();
   NodeHealth& h = info.health;
-  const api::Condition* current = FindCondition(n.status.conditions, "Ready");
+  // The informer's object (the usual case) was read when it arrived (Refresh): the pass reads
+  // only `info`. A fresh read (a retried status write) is read here.
+  const bool informers = pn.node == info.node;
+  const store::Revision revision = informers ? info.cached_revision : pn.node->revision;
+  auto node = [&]() -> const api::Node& { return *pn.node->As<api::Node>(); };
+  const api::Condition* current =
+      informers ? info.ready : FindCondition(node().status.conditions, "Ready");
+  pn.current_status = informers ? info.ready_status : ReadyStatusOf(current);
   client::Duration grace_period;
   if (current == nullptr) {
     // Never posted: a fake Ready Unknown dated from the node's creation, and the longer grace.
@@ -338,9 +358,11 @@ bool Controller::TryUpdateNodeHealth(PassNode& pn, NodeInfo& info, client::Time 
     never = api::Condition{};
     never.type = "Ready";
     never.status = "Unknown";
+    const api::Node& n = node();
     never.last_heartbeat_time = n.meta.creation_timestamp;
     never.last_transition_time = n.meta.creation_timestamp;
     pn.observed = &never;
+    pn.observed_status = ReadyStatus::kUnknown;
     grace_period = options_.node_startup_grace_period;
     if (info.has_health) {
       h.ready.reset();
@@ -351,6 +373,7 @@ bool Controller::TryUpdateNodeHealth(PassNode& pn, NodeInfo& info, client::Time 
     }
   } else {
     pn.observed = current;
+    pn.observed_status = pn.current_status;
     grace_period = options_.node_monitor_grace_period;
   }
   // What was saved (read before the record is replaced below).
@@ -358,34 +381,32 @@ bool Controller::TryUpdateNodeHealth(PassNode& pn, NodeInfo& info, client::Time 
   SavedLease saved_lease;
   if (info.has_health) saved_lease = h.lease;
   // A new record (first sight, first Ready, or a new heartbeat) starts the probe time now and
-  // forgets the Lease seen so far, as upstream's fresh nodeHealthData does.
+  // forgets the Lease seen so far, as upstream's fresh nodeHealthData does. A heartbeat is
+  // compared only when the node changed since the Ready condition was saved.
   if (!info.has_health) {
-    h = NodeHealth{now, now, {}, std::make_unique<api::Condition>(*current), pn.node->revision};
+    h = NodeHealth{now, now, {}, std::make_unique<api::Condition>(*current), revision};
     info.has_health = true;
   } else if (saved == nullptr && current != nullptr) {
-    h = NodeHealth{now, now, {}, std::make_unique<api::Condition>(*current), pn.node->revision};
-  } else if (saved != nullptr && current != nullptr && h.ready_revision != pn.node->revision &&
+    h = NodeHealth{now, now, {}, std::make_unique<api::Condition>(*current), revision};
+  } else if (saved != nullptr && current != nullptr && h.ready_revision != revision &&
              saved->last_heartbeat_time != current->last_heartbeat_time) {
     const client::Time transition = saved->last_transition_time != current->last_transition_time
                                         ? now
                                         : h.ready_transition_timestamp;
-    h = NodeHealth{
-        now, transition, {}, std::make_unique<api::Condition>(*current), pn.node->revision};
+    h = NodeHealth{now, transition, {}, std::make_unique<api::Condition>(*current), revision};
   }
   // A renewed Lease moves the probe time on too (a node that renews its Lease but never posts
   // status is taken as healthy, as upstream).
-  pn.observed_lease = SavedLease{};
-  if (const ObjectPtr& lease = info.lease) {
-    // The same object (revision) was seen before: not renewed since.
-    const bool same = saved_lease.revision == lease->revision;
-    pn.observed_lease =
-        SavedLease{lease->revision, same ? saved_lease.renew_time : RenewTime(lease)};
-    // MicroTime.Before: false when either time is unset.
-    const bool renewed = saved_lease.revision == 0 ||
-                         (!same && saved_lease.renew_time && pn.observed_lease.renew_time &&
-                          *saved_lease.renew_time < *pn.observed_lease.renew_time);
+  pn.observed_lease = info.lease;
+  if (info.lease.revision != 0) {
+    // The same object (revision) was seen before: not renewed since. MicroTime.Before is false
+    // when either time is unset.
+    const bool same = saved_lease.revision == info.lease.revision;
+    const bool renewed =
+        saved_lease.revision == 0 || (!same && saved_lease.renew_time && info.lease.renew_time &&
+                                      *saved_lease.renew_time < *info.lease.renew_time);
     if (renewed) {
-      h.lease = pn.observed_lease;
+      h.lease = info.lease;
       h.probe_timestamp = now;
     }
   }
@@ -395,6 +416,7 @@ bool Controller::TryUpdateNodeHealth(PassNode& pn, NodeInfo& info, client::Time 
 
   // Silent for longer than the grace period: Ready and the pressure conditions become Unknown.
   if (!pn.forced) pn.forced = std::make_unique<Forced>();
+  const api::Node& n = node();
   std::vector<api::Condition>& conditions = pn.forced->conditions;
   conditions = n.status.conditions;
   const std::string timestamp = FormatRfc3339(now);
@@ -419,6 +441,7 @@ bool Controller::TryUpdateNodeHealth(PassNode& pn, NodeInfo& info, client::Time 
     }
   }
   pn.current = FindCondition(conditions, "Ready");
+  pn.current_status = ReadyStatus::kUnknown;
   // Written only when Ready itself changed (upstream compares the Ready conditions).
   return !SameCondition(*pn.current, *pn.observed);
 }
@@ -504,24 +527,25 @@ void Controller::FinishPass() {
   std::vector<std::pair<int, int>> counts(zone_names_.size());
   for (PassNode& pn : pass_->nodes) {
     if (pn.skip) continue;
-    const std::string& name = pn.node->meta().name;
+    const std::string& name = *pn.name;
     if (!pn.info->excluded) {
       auto& [ready, not_ready] = counts[pn.info->zone_id];
-      if (pn.current && pn.current->status == "True") {
+      if (pn.current_status == ReadyStatus::kTrue) {
         ++ready;
       } else {
         ++not_ready;
       }
     }
     if (pn.current) {
-      ProcessTaintBaseEviction(pn.node, *pn.info, pn.observed->status);
+      ProcessTaintBaseEviction(pn.node, *pn.info, pn.observed_status);
       const bool needs_retry = pn.info->retry;
-      const bool became_not_ready = pn.current->status != "True" && pn.observed->status == "True";
+      const bool became_not_ready =
+          pn.current_status != ReadyStatus::kTrue && pn.observed_status == ReadyStatus::kTrue;
       if (became_not_ready) {
         NodeEvent(name, pn.node->meta().uid, "NodeNotReady",
                   "Node " + name + " status is now: NodeNotReady");
       }
-      if (became_not_ready || (needs_retry && pn.observed->status != "True")) {
+      if (became_not_ready || (needs_retry && pn.observed_status != ReadyStatus::kTrue)) {
         MarkPodsNotReady(name, pods_->ByIndex(kNodeNameIndex, name), [this, name](bool ok) {
           auto it = infos_.find(name);
           if (!ok && it != infos_.end() && it->second.node) it->second.retry = true;
@@ -552,16 +576,18 @@ void Controller::SchedulePass() {
 }
 
 void Controller::ProcessTaintBaseEviction(const ObjectPtr& node, NodeInfo& info,
-                                          std::string_view observed) {
-  if (observed == "True") return MarkNodeAsReachable(node, info);
-  std::optional<TaintChange> change = NoExecuteChange(observed, FormatRfc3339(clock_->Now()));
+                                          ReadyStatus observed) {
+  if (observed == ReadyStatus::kTrue) return MarkNodeAsReachable(node, info);
+  if (observed != ReadyStatus::kFalse && observed != ReadyStatus::kUnknown) return;
+  const std::string_view status = observed == ReadyStatus::kFalse ? "False" : "Unknown";
+  std::optional<TaintChange> change = NoExecuteChange(status, FormatRfc3339(clock_->Now()));
   if (!change) return;
   const api::Node& n = *node->As<api::Node>();
   // Tainted for the other state: swapped at once, without waiting for a token.
   if (TaintExists(n.spec.taints, change->remove[0])) {
     ChangeTaints(n.meta.name, std::move(*change), nullptr);
   } else {
-    MarkNodeForTainting(node, info, observed);
+    MarkNodeForTainting(node, info, status);
   }
 }
 
@@ -585,13 +611,16 @@ bool Controller::MarkNodeForTainting(const ObjectPtr& node, NodeInfo& info,
 }
 
 void Controller::MarkNodeAsReachable(const ObjectPtr& node, NodeInfo& info) {
+  // The common case (a Ready node of the informer's, untainted, never queued) reads nothing.
+  if (node == info.node && !info.noexecute_tainted && !info.tainting) {
+    return;
+  }
   const api::Node& n = *node->As<api::Node>();
   TaintChange change;
   for (const Taint* t : {&UnreachableNoExecute(), &NotReadyNoExecute()}) {
     if (TaintExists(n.spec.taints, *t)) change.remove.push_back(*t);
   }
   if (change.empty()) {
-    // The common case (a Ready node, untainted, never queued) costs no lookup.
     if (!info.tainting) return;
     info.tainting = false;
     auto it = tainters_.find(info.zone);
@@ -724,8 +753,13 @@ void Controller::MarkPodsNotReady(const std::string& node, const std::vector<Obj
 // --- NoSchedule taints and pods newly on a node ------------------------------------------------
 
 void Controller::OnNodeChange(const ObjectPtr& object) {
-  const std::string& name = object->meta().name;
-  infos_[name].node = object;
+  const api::ObjectMeta& meta = object->meta();
+  const std::string& name = meta.name;
+  NodeInfo& info = infos_[name];
+  if (info.known && info.uid != meta.uid) info.recreated = true;
+  info.node = object;
+  // Read now, while the object is at hand: a health pass reads only what this keeps.
+  Refresh(info);
   if (noschedule_queued_.insert(name).second) noschedule_queue_.push_back(name);
 }
 

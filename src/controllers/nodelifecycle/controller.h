@@ -152,6 +152,9 @@ class Controller {
   template <class V>
   using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
+  // A Ready condition's status.
+  enum class ReadyStatus : unsigned char { kNone, kTrue, kFalse, kUnknown, kOther };
+  static ReadyStatus ReadyStatusOf(const api::Condition* ready);
   // A Lease as the health record keeps it: which version was seen, and its renewTime.
   struct SavedLease {
     store::Revision revision = 0;  // 0: none
@@ -170,18 +173,22 @@ class Controller {
   // Everything the controller keeps per node name. Entries live while the node or its Lease is
   // in the informers; a health pass forgets a deleted node. What every pass reads comes first.
   struct NodeInfo {
-    server::ObjectPtr node;   // the informer's copy; null once deleted
-    server::ObjectPtr lease;  // kube-node-lease/<name>, if any
+    server::ObjectPtr node;  // the informer's copy; null once deleted
+    SavedLease lease;        // kube-node-lease/<name> (revision 0: none)
     // The fields below `health` are from the node object of revision `cached_revision`.
     store::Revision cached_revision = 0;
     NodeHealth health;
-    int zone_id = 0;        // index into zone_names_
-    bool excluded = false;  // node.kubernetes.io/exclude-disruption
-    bool known = false;     // in upstream's knownNodeSet (registered)
+    const api::Condition* ready = nullptr;  // the Ready condition, in *node; null: none
+    ReadyStatus ready_status = ReadyStatus::kNone;
+    int zone_id = 0;                 // index into zone_names_
+    bool excluded = false;           // node.kubernetes.io/exclude-disruption
+    bool noexecute_tainted = false;  // has unreachable or not-ready NoExecute
+    bool known = false;              // in upstream's knownNodeSet (registered)
     bool has_health = false;
-    bool retry = false;     // upstream's nodesToRetry: its pods still to be marked not Ready
-    bool tainting = false;  // possibly known to its zone's NoExecute queue
-    std::string uid;        // of the registered node
+    bool retry = false;      // upstream's nodesToRetry: its pods still to be marked not Ready
+    bool tainting = false;   // possibly known to its zone's NoExecute queue
+    bool recreated = false;  // deleted and created again under its name since the last pass
+    std::string uid;         // of the registered node
     std::string zone;
   };
   // What a pass keeps of a node that is (or may be) forced to Unknown.
@@ -195,8 +202,11 @@ class Controller {
   struct PassNode {
     server::ObjectPtr node;
     NodeInfo* info = nullptr;  // stable: entries of infos_ are erased only at a pass's start
+    const std::string* name = nullptr;         // infos_'s key, as stable
     const api::Condition* observed = nullptr;  // Ready as the pass found it
     const api::Condition* current = nullptr;   // Ready after the pass; null: none
+    ReadyStatus observed_status = ReadyStatus::kNone;
+    ReadyStatus current_status = ReadyStatus::kNone;
     std::unique_ptr<Forced> forced;
     SavedLease observed_lease;
     int attempts = 0;
@@ -242,7 +252,7 @@ class Controller {
   void FinishPass();
   void SchedulePass();
   void ProcessTaintBaseEviction(const server::ObjectPtr& node, NodeInfo& info,
-                                std::string_view observed);
+                                ReadyStatus observed);
   bool MarkNodeForTainting(const server::ObjectPtr& node, NodeInfo& info, std::string_view status);
   void MarkNodeAsReachable(const server::ObjectPtr& node, NodeInfo& info);
   void HandleDisruption(const std::map<std::string, std::pair<int, int>>& zones);

@@ -620,22 +620,15 @@ void Controller::MarkNodeAsReachable(const ObjectPtr& node, NodeInfo& info) {
   for (const Taint* t : {&UnreachableNoExecute(), &NotReadyNoExecute()}) {
     if (TaintExists(n.spec.taints, *t)) change.remove.push_back(*t);
   }
-  if (change.empty()) {
-    if (!info.tainting) return;
+  // Out of the queue now, as upstream's synchronous removal has it before anything else of the
+  // pass queues the node again (upstream leaves it queued if the removal fails; the next pass
+  // queues it again if it still needs a taint).
+  if (info.tainting) {
     info.tainting = false;
     auto it = tainters_.find(info.zone);
     if (it != tainters_.end()) it->second->Remove(n.meta.name);
-    return;
   }
-  // Out of the queue once both taints are gone (upstream: only if the removal worked).
-  ChangeTaints(n.meta.name, std::move(change),
-               [this, zone = info.zone, name = n.meta.name](bool ok) {
-                 if (!ok) return;
-                 auto it = tainters_.find(zone);
-                 if (it != tainters_.end()) it->second->Remove(name);
-                 auto node = infos_.find(name);
-                 if (node != infos_.end()) node->second.tainting = false;
-               });
+  if (!change.empty()) ChangeTaints(n.meta.name, std::move(change), nullptr);
 }
 
 void Controller::AddZone(const std::string& zone) {

@@ -27,7 +27,9 @@
 //     or at once when it has the other one; a Ready node loses both. The queues are tried every
 //     100 ms, each with a token bucket of burst 1 at the rate its zone's state calls for
 //     (zones.h); when every zone is in FullDisruption the NoExecute taints are removed from all
-//     nodes and tainting stops until a node is Ready again, when every probe time restarts.
+//     nodes and tainting stops until a node is Ready again, when every probe time restarts. A
+//     node seen for the first time (so every node when the controller starts) loses these two
+//     taints too, and gets them back through the queue if it is still not Ready.
 //
 // Taint writes are merge patches of the whole spec.taints with the resourceVersion they were
 // computed from as a precondition, so a taint another client added meanwhile is never lost: a
@@ -49,13 +51,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -175,7 +175,8 @@ class Controller {
   struct NodeInfo {
     server::ObjectPtr node;  // the informer's copy; null once deleted
     SavedLease lease;        // kube-node-lease/<name> (revision 0: none)
-    // The fields below `health` are from the node object of revision `cached_revision`.
+    // ready, ready_status, zone_id, excluded, noexecute_tainted and zone are read from the node
+    // object of this revision when it arrives (Refresh).
     store::Revision cached_revision = 0;
     NodeHealth health;
     const api::Condition* ready = nullptr;  // the Ready condition, in *node; null: none
@@ -238,9 +239,6 @@ class Controller {
 
   void Run();
   size_t Round();
-  // Posts `fn` to the controller's thread, counted in flight until it runs.
-  std::function<void(std::function<void()>)> Poster();
-
   // Health (monitorNodeHealth, tryUpdateNodeHealth).
   // Brings the fields cached from info.node up to date.
   void Refresh(NodeInfo& info);

@@ -160,6 +160,24 @@ TEST(HealthTest, RegisteredAndRemovingNodeEvents) {
             2);
 }
 
+TEST(HealthTest, ANewlySeenNodeLosesItsNoExecuteTaintsAndGetsThemBackIfStillNotReady) {
+  // markNodeAsReachable for every node a pass registers (all of them when the controller
+  // starts); a node still not Ready is queued again and, its zone healthy, tainted at once.
+  const std::string old_taint =
+      R"({"key":"node.kubernetes.io/unreachable","effect":"NoExecute","timeAdded":"2025-01-01T00:00:00Z"})";
+  Cluster c({}, /*start=*/false);
+  CreateZone(c, "h", "a", 3);
+  c.CreateNode({.name = "ready", .zone = "a", .taints = {old_taint}});
+  c.CreateNode(
+      {.name = "gone", .zone = "a", .conditions = {{"Ready", "Unknown"}}, .taints = {old_taint}});
+  c.Start();
+  EXPECT_TRUE(c.Taints("ready").empty());
+  const std::vector<Taint> taints = c.Taints("gone");
+  const Taint* t = c.FindTaint(taints, kTaintNodeUnreachable, kEffectNoExecute);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->time_added, FormatRfc3339(c.start_time)) << "removed, then added again";
+}
+
 TEST(HealthTest, APodBoundToANotReadyNodeIsNotReady) {
   Cluster c({}, /*start=*/false);
   CreateZone(c, "n", "a", 3);

@@ -1,6 +1,8 @@
 // kubetaint: the command line. CLI11 is included here and nowhere else (it is slow to compile).
 #include <malloc.h>
 
+#include <chrono>
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -13,7 +15,6 @@
 #include "cli/check.h"
 #include "cli/kubelet_cmd.h"
 #include "cli/serve.h"
-#include "core/duration.h"
 #include "core/feature_gates.h"
 #include "core/strings.h"
 #include "core/version.h"
@@ -37,6 +38,35 @@ std::string ParseInt64Flag(std::string_view flag, const std::string& text, int64
   return "invalid argument \"" + text + "\" for \"" + std::string(flag) +
          "\" flag: strconv.ParseInt: parsing \"" + text +
          "\": " + (digits ? "value out of range" : "invalid syntax");
+}
+
+// A Go duration flag (pflag's DurationVar): time.ParseDuration, or pflag's message.
+std::string ParseDurationFlag(std::string_view flag, const std::string& text,
+                              std::chrono::nanoseconds* out) {
+  std::string error;
+  if (kt::ParseGoDuration(text, out, &error)) return "";
+  return "invalid argument \"" + text + "\" for \"" + std::string(flag) + "\" flag: " + error;
+}
+
+// A float32 flag (pflag's Float32Var): strconv.ParseFloat(s, 32), or pflag's message.
+std::string ParseFloat32Flag(std::string_view flag, const std::string& text, float* out) {
+  bool range = false;
+  if (kt::ParseFloat32(text, out, &range)) return "";
+  return "invalid argument \"" + text + "\" for \"" + std::string(flag) +
+         "\" flag: strconv.ParseFloat: parsing \"" + text +
+         "\": " + (range ? "value out of range" : "invalid syntax");
+}
+
+// An int32 flag (pflag's Int32Var): strconv.ParseInt(s, 0, 32), or pflag's message.
+std::string ParseInt32Flag(std::string_view flag, const std::string& text, int32_t* out) {
+  int64_t v = 0;
+  std::string error = ParseInt64Flag(flag, text, &v);
+  if (error.empty() && (v < INT32_MIN || v > INT32_MAX)) {
+    error = "invalid argument \"" + text + "\" for \"" + std::string(flag) +
+            "\" flag: strconv.ParseInt: parsing \"" + text + "\": value out of range";
+  }
+  if (error.empty()) *out = static_cast<int32_t>(v);
+  return error;
 }
 
 // glibc hands memory freed at the top of a heap back to the kernel once 128 KiB are free, and
@@ -139,7 +169,7 @@ int main(int argc, char** argv) {
       ->add_option("--controllers", serve_options.controllers,
                    "Components to run: '*' runs every one on by default, 'name' enables one, "
                    "'-name' disables one (known: scheduler, taint-eviction-controller, "
-                   "pod-garbage-collector)")
+                   "pod-garbage-collector, node-lifecycle-controller)")
       ->delimiter(',')
       ->capture_default_str();
 
@@ -192,6 +222,54 @@ int main(int argc, char** argv) {
                    "toleration.")
       ->capture_default_str();
 
+  // kube-controller-manager's node lifecycle flags, read as pflag reads them.
+  std::string node_monitor_period = "5s";
+  std::string node_monitor_grace_period = "50s";
+  std::string node_startup_grace_period = "1m0s";
+  std::string node_eviction_rate = "0.1";
+  std::string secondary_node_eviction_rate = "0.01";
+  std::string unhealthy_zone_threshold = "0.55";
+  std::string large_cluster_size_threshold = "50";
+  serve
+      ->add_option("--node-monitor-period", node_monitor_period,
+                   "The period for syncing NodeStatus in NodeController.")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-monitor-grace-period", node_monitor_grace_period,
+                   "Amount of time which we allow running Node to be unresponsive before marking "
+                   "it unhealthy. Must be N times more than kubelet's nodeStatusUpdateFrequency, "
+                   "where N means number of retries allowed for kubelet to post node status.")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-startup-grace-period", node_startup_grace_period,
+                   "Amount of time which we allow starting Node to be unresponsive before "
+                   "marking it unhealthy.")
+      ->capture_default_str();
+  serve
+      ->add_option("--node-eviction-rate", node_eviction_rate,
+                   "Number of nodes per second on which pods are deleted in case of node failure "
+                   "when a zone is healthy (see --unhealthy-zone-threshold for definition of "
+                   "healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters.")
+      ->capture_default_str();
+  serve
+      ->add_option("--secondary-node-eviction-rate", secondary_node_eviction_rate,
+                   "Number of nodes per second on which pods are deleted in case of node failure "
+                   "when a zone is unhealthy (see --unhealthy-zone-threshold for definition of "
+                   "healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters. "
+                   "This value is implicitly overridden to 0 if the cluster size is smaller than "
+                   "--large-cluster-size-threshold.")
+      ->capture_default_str();
+  serve
+      ->add_option("--unhealthy-zone-threshold", unhealthy_zone_threshold,
+                   "Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone "
+                   "to be treated as unhealthy. ")
+      ->capture_default_str();
+  serve
+      ->add_option("--large-cluster-size-threshold", large_cluster_size_threshold,
+                   "Number of nodes from which node-lifecycle-controller treats the cluster as "
+                   "large for the eviction logic purposes. --secondary-node-eviction-rate is "
+                   "implicitly overridden to 0 for clusters this size or smaller.")
+      ->capture_default_str();
   kt::cli::KubeletOptions kubelet_options;
   std::string kubelet_status_frequency = "10s";
   CLI::App* kubelet = app.add_subcommand(
@@ -257,6 +335,50 @@ int main(int argc, char** argv) {
                      &serve_options.terminated_pod_gc_threshold}}) {
       if (std::string error = ParseInt64Flag(flag, *text, out); !error.empty()) return Fail(error);
     }
+    for (auto [flag, text, out] :
+         {std::tuple{"--node-monitor-period", &node_monitor_period,
+                     &serve_options.node_monitor_period},
+          std::tuple{"--node-monitor-grace-period", &node_monitor_grace_period,
+                     &serve_options.node_monitor_grace_period},
+          std::tuple{"--node-startup-grace-period", &node_startup_grace_period,
+                     &serve_options.node_startup_grace_period}}) {
+      if (std::string error = ParseDurationFlag(flag, *text, out); !error.empty()) {
+        return Fail(error);
+      }
+    }
+    for (auto [flag, text, out] :
+         {std::tuple{"--node-eviction-rate", &node_eviction_rate,
+                     &serve_options.node_eviction_rate},
+          std::tuple{"--secondary-node-eviction-rate", &secondary_node_eviction_rate,
+                     &serve_options.secondary_node_eviction_rate},
+          std::tuple{"--unhealthy-zone-threshold", &unhealthy_zone_threshold,
+                     &serve_options.unhealthy_zone_threshold}}) {
+      if (std::string error = ParseFloat32Flag(flag, *text, out); !error.empty()) {
+        return Fail(error);
+      }
+    }
+    if (std::string error =
+            ParseInt32Flag("--large-cluster-size-threshold", large_cluster_size_threshold,
+                           &serve_options.large_cluster_size_threshold);
+        !error.empty()) {
+      return Fail(error);
+    }
+    // Upstream takes these as given; values that would make the controller spin or count
+    // tokens backwards are refused here.
+    if (serve_options.node_monitor_period <= std::chrono::nanoseconds::zero()) {
+      return Fail("--node-monitor-period: must be greater than 0, not " + node_monitor_period);
+    }
+    for (auto [flag, text, value] :
+         {std::tuple{"--node-eviction-rate", &node_eviction_rate, serve_options.node_eviction_rate},
+          std::tuple{"--secondary-node-eviction-rate", &secondary_node_eviction_rate,
+                     serve_options.secondary_node_eviction_rate}}) {
+      if (!(value >= 0) || std::isinf(value)) {
+        return Fail(std::string(flag) +
+                    ": must be a finite number of nodes per second, 0 or more, "
+                    "not " +
+                    *text);
+      }
+    }
     if (!admission_config_file.empty()) {
       auto plugins = kt::admission::ReadAdmissionConfiguration(admission_config_file);
       if (!plugins) return Fail(plugins.error().message());
@@ -267,24 +389,30 @@ int main(int argc, char** argv) {
     if (auto chain = kt::admission::NewChain(serve_options.admission); !chain) {
       return Fail(chain.error().message());
     }
-    if (auto d = kt::ParseGoDuration(serve_status_frequency); !d || d->count() <= 0) {
-      return Fail("invalid argument \"" + serve_status_frequency +
-                  "\" for \"--node-status-update-frequency\" flag: " +
-                  (d ? std::string("must be positive") : d.error().message()));
-    } else {
-      serve_options.node_status_update_frequency = *d;
+    if (std::string error =
+            ParseDurationFlag("--node-status-update-frequency", serve_status_frequency,
+                              &serve_options.node_status_update_frequency);
+        !error.empty()) {
+      return Fail(error);
+    }
+    if (serve_options.node_status_update_frequency <= std::chrono::nanoseconds::zero()) {
+      return Fail("--node-status-update-frequency: must be greater than 0, not " +
+                  serve_status_frequency);
     }
     serve_options.scheduler_name_set = scheduler_name->count() > 0;
     kt::cli::BlockStopSignals();
     return kt::cli::RunServe(serve_options);
   }
   if (kubelet->parsed()) {
-    if (auto d = kt::ParseGoDuration(kubelet_status_frequency); !d || d->count() <= 0) {
-      return Fail("invalid argument \"" + kubelet_status_frequency +
-                  "\" for \"--node-status-update-frequency\" flag: " +
-                  (d ? std::string("must be positive") : d.error().message()));
-    } else {
-      kubelet_options.node_status_update_frequency = *d;
+    if (std::string error =
+            ParseDurationFlag("--node-status-update-frequency", kubelet_status_frequency,
+                              &kubelet_options.node_status_update_frequency);
+        !error.empty()) {
+      return Fail(error);
+    }
+    if (kubelet_options.node_status_update_frequency <= std::chrono::nanoseconds::zero()) {
+      return Fail("--node-status-update-frequency: must be greater than 0, not " +
+                  kubelet_status_frequency);
     }
     kt::cli::BlockStopSignals();
     return kt::cli::RunKubelet(kubelet_options);

@@ -18,6 +18,7 @@
 #include "client/client.h"
 #include "client/informer.h"
 #include "controllers/podgc/controller.h"
+#include "controllers/nodelifecycle/controller.h"
 #include "controllers/tainteviction/controller.h"
 #include "core/time.h"
 #include "core/version.h"
@@ -269,6 +270,31 @@ int RunServe(const ServeOptions& options) {
     pod_gc = std::make_unique<controllers::podgc::Controller>(std::move(go));
   }
 
+  // The node lifecycle controller (kube-controller-manager's), on its own informers.
+  std::unique_ptr<controllers::nodelifecycle::Controller> node_lifecycle;
+  if (ControllerEnabled(options.controllers, controllers::nodelifecycle::kControllerName)) {
+    namespace nlc = controllers::nodelifecycle;
+    nlc::Controller::Options no;
+    no.clock = clock.get();
+    no.client = client.get();
+    no.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
+    no.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    server::ObjectFilter node_leases;
+    node_leases.namespace_ = std::string(nlc::kNodeLeaseNamespace);
+    no.leases =
+        client::NewCacheListerWatcher(&registry.cache(server::Resource::kLeases), node_leases);
+    no.node_monitor_period = options.node_monitor_period;
+    no.node_monitor_grace_period = options.node_monitor_grace_period;
+    no.node_startup_grace_period = options.node_startup_grace_period;
+    no.node_eviction_rate = options.node_eviction_rate;
+    no.secondary_node_eviction_rate = options.secondary_node_eviction_rate;
+    no.unhealthy_zone_threshold = options.unhealthy_zone_threshold;
+    no.large_cluster_size_threshold = options.large_cluster_size_threshold;
+    // Upstream's recorder names the component only (EventSource{Component: "node-controller"}).
+    no.host = "";
+    node_lifecycle = std::make_unique<nlc::Controller>(std::move(no));
+  }
+
   server::DiscoveryOptions discovery;
   discovery.server_address = options.listen;
   server::ApiServer api(&registry, discovery);
@@ -316,12 +342,14 @@ int RunServe(const ServeOptions& options) {
   }
   if (taint_eviction) taint_eviction->Start();
   if (pod_gc) pod_gc->Start();
+  if (node_lifecycle) node_lifecycle->Start();
 
   WaitForStopSignal("kubetaint");
   (*http)->Stop();
   if (sched) sched->Stop();
   if (taint_eviction) taint_eviction->Stop();
   if (pod_gc) pod_gc->Stop();
+  if (node_lifecycle) node_lifecycle->Stop();
   if (pod_informer) pod_informer->Stop();
   if (node_informer) node_informer->Stop();
   if (kubelets) kubelets->Stop();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,11 +35,20 @@ struct ServeOptions {
   std::vector<std::string> controllers = {"*"};
   // kube-controller-manager's --terminated-pod-gc-threshold (0: never).
   int64_t terminated_pod_gc_threshold = 12500;
+  // kube-controller-manager's flags of the node lifecycle controller, with their defaults.
+  std::chrono::nanoseconds node_monitor_period = std::chrono::seconds(5);
+  std::chrono::nanoseconds node_monitor_grace_period = std::chrono::seconds(50);
+  std::chrono::nanoseconds node_startup_grace_period = std::chrono::seconds(60);
+  float node_eviction_rate = 0.1f;
+  float secondary_node_eviction_rate = 0.01f;
+  float unhealthy_zone_threshold = 0.55f;
+  int32_t large_cluster_size_threshold = 50;
 };
 
 // The components `serve` runs besides the API server, by --controllers name.
 inline constexpr const char* kKnownControllers[] = {"scheduler", "taint-eviction-controller",
-                                                    "pod-garbage-collector"};
+                                                    "pod-garbage-collector",
+                                                    "node-lifecycle-controller"};
 
 // Whether component `name` is enabled by --controllers (kube-controller-manager's rules:
 // "-name" disables, "name" enables, "*" enables every component that is on by default).

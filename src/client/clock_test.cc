@@ -142,6 +142,21 @@ TEST(RateLimiterTest, TokenBucketAtZeroQpsNeverGives) {
   TokenBucket bucket(&clock, 0, 1);
   EXPECT_FALSE(bucket.TryAccept());
   EXPECT_EQ(bucket.Reserve(), Duration::max());
+  EXPECT_EQ(bucket.NextTokenAt(), Time::max());
+}
+
+TEST(RateLimiterTest, TokenBucketSaysWhenItsNextTokenComesWithoutTakingIt) {
+  SimulatedClock clock;
+  TokenBucket bucket(&clock, 0.1, 1);
+  const Time t0 = clock.Now();
+  EXPECT_EQ(bucket.NextTokenAt(), t0);  // full: a token now
+  EXPECT_EQ(bucket.NextTokenAt(), t0);  // asking takes nothing
+  EXPECT_TRUE(bucket.TryAccept());
+  EXPECT_EQ(bucket.NextTokenAt(), t0 + seconds(10));
+  clock.Advance(seconds(25));  // a burst of 1: the bucket holds one token, not two
+  EXPECT_EQ(bucket.NextTokenAt(), clock.Now());
+  EXPECT_TRUE(bucket.TryAccept());
+  EXPECT_EQ(bucket.NextTokenAt(), clock.Now() + seconds(10));
 }
 
 TEST(RateLimiterTest, DefaultControllerRateLimiterIsTheMaxOfBothLimiters) {

@@ -63,6 +63,12 @@ bool TokenBucket::TryAccept() {
   return true;
 }
 
+Time TokenBucket::NextTokenAt() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (interval_ == 0) return Time::max();
+  return EmptyAtLocked(clock_->Now()) + Duration(interval_);
+}
+
 void TokenBucket::SetQps(double qps) {
   std::lock_guard<std::mutex> lock(mu_);
   const Time now = clock_->Now();

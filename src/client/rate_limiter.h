@@ -63,6 +63,10 @@ class TokenBucket {
   Duration Reserve();
   // Takes a token if one is available now.
   bool TryAccept();
+  // When TryAccept will next succeed without taking anything (now or earlier if a token is
+  // available; Time::max() at 0 qps): for callers that poll on a timer and want to sleep until
+  // then.
+  Time NextTokenAt() const;
   // Changes the rate, keeping the tokens accumulated so far (rate.Limiter.SetLimit).
   void SetQps(double qps);
   double qps() const;

@@ -4,6 +4,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -17,5 +18,18 @@ std::string Join(std::span<const std::string> parts, std::string_view sep);
 // Go strconv.ParseInt(s, 10, 64): an optional sign, then one or more decimal digits (leading
 // zeros allowed), within int64. False on any other input; `*out` is untouched then.
 bool ParseDecimalInt64(std::string_view s, int64_t* out);
+
+// Go time.ParseDuration: a signed sequence of decimal numbers, each with an optional fraction
+// and a unit ("300ms", "-1.5h", "2h45m"; units ns, us, µs, μs, ms, s, m, h; "0" alone needs
+// none). On failure returns false and sets `*error` to Go's message, e.g.
+// `time: invalid duration "x"`, `time: missing unit in duration "5"`,
+// `time: unknown unit "d" in duration "1d"`; `*out` is untouched then.
+bool ParseGoDuration(std::string_view s, std::chrono::nanoseconds* out, std::string* error);
+
+// Go strconv.ParseFloat(s, 32), as pflag's Float32Var reads a flag: decimal or hexadecimal
+// floating point, "inf", "nan"; no surrounding spaces. False on bad syntax and on values beyond
+// float32's range (Go's ErrRange; then `*out_of_range`, when given, is set); `*out` is untouched
+// on failure.
+bool ParseFloat32(std::string_view s, float* out, bool* out_of_range = nullptr);
 
 }  // namespace kt

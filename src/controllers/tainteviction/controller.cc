@@ -138,13 +138,7 @@ void Controller::Start() {
 }
 
 void Controller::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(box_->mu);
-    if (box_->stopping) return;
-    box_->stopping = true;
-    box_->inbox.clear();
-  }
-  box_->cv.notify_all();
+  if (!box_->Stop()) return;
   if (thread_.joinable()) thread_.join();
   if (timer_ != 0) clock_->Cancel(timer_);
   pods_->Stop();
@@ -154,30 +148,10 @@ void Controller::Stop() {
 
 bool Controller::HasSynced() const { return pods_->HasSynced() && nodes_->HasSynced(); }
 
-void Controller::Mailbox::Wake() {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    informer_pending = true;
-  }
-  cv.notify_one();
-}
-
-void Controller::Mailbox::Post(std::function<void()> fn) {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (stopping) return;
-    inbox.push_back(std::move(fn));
-  }
-  cv.notify_one();
-}
-
 void Controller::Run() {
   for (;;) {
     if (Round() > 0) continue;
-    std::unique_lock<std::mutex> lock(box_->mu);
-    box_->cv.wait(lock,
-                  [&] { return box_->stopping || box_->informer_pending || !box_->inbox.empty(); });
-    if (box_->stopping) return;
+    if (!box_->Wait()) return;
   }
 }
 
@@ -189,12 +163,7 @@ size_t Controller::RunPending() {
 
 size_t Controller::Round() {
   std::deque<std::function<void()>> inbox;
-  {
-    std::lock_guard<std::mutex> lock(box_->mu);
-    if (box_->stopping) return 0;
-    inbox.swap(box_->inbox);
-    box_->informer_pending = false;
-  }
+  if (!box_->Take(&inbox)) return 0;
   size_t done = nodes_->DispatchPending() + pods_->DispatchPending();
   // Node items first, as upstream's workers drain them before pod items.
   while (!node_items_.empty()) {

@@ -60,6 +60,7 @@
 #include "client/clock.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
+#include "controllers/mailbox.h"
 #include "core/feature_gates.h"
 #include "core/taint.h"
 
@@ -230,18 +231,7 @@ class Controller {
   client::TimerId timer_ = 0;
   client::Time armed_for_{};
 
-  // Where other threads (timers, write completions, informers) hand work to the controller's
-  // thread. Shared with their callbacks, so that one that comes late finds it, not a freed
-  // controller; closures in it run only on the controller's thread.
-  struct Mailbox {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::function<void()>> inbox;  // guarded by mu
-    bool informer_pending = false;            // guarded by mu
-    bool stopping = false;                    // guarded by mu
-    void Post(std::function<void()> fn);
-    void Wake();
-  };
+  // Where other threads (timers, write completions, informers) hand work to this one.
   std::shared_ptr<Mailbox> box_;
   uint64_t arm_generation_ = 0;
   std::atomic<size_t> in_flight_{0};

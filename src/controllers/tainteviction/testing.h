@@ -24,6 +24,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "controllers/tainteviction/controller.h"
+#include "controllers/testing/api.h"
 #include "core/time.h"
 #include "server/registry.h"
 #include "store/store.h"
@@ -39,7 +40,7 @@ enum class Fault : unsigned char {
 };
 
 // Passes every call to `inner`, recording the controller's pod deletes and status patches.
-class RecordingClient : public client::Client {
+class RecordingClient : public controllers::testing::ForwardingClient {
  public:
   struct Call {
     client::Time at;
@@ -49,27 +50,16 @@ class RecordingClient : public client::Client {
     bool deleted = false;  // the pod was really deleted by this call
   };
 
-  RecordingClient(client::Client* inner, client::Clock* clock) : inner_(inner), clock_(clock) {}
+  RecordingClient(client::Client* inner, client::Clock* clock)
+      : ForwardingClient(inner), clock_(clock) {}
 
-  void Create(server::Resource r, std::string ns, std::string body,
-              client::WriteDone done) override {
-    inner_->Create(r, std::move(ns), std::move(body), std::move(done));
-  }
-  void Create(server::Resource r, std::string ns, rapidjson::Document body,
-              client::WriteDone done) override {
-    inner_->Create(r, std::move(ns), std::move(body), std::move(done));
-  }
-  void Update(server::Resource r, std::string ns, std::string name, server::Subresource sub,
-              std::string body, client::WriteDone done) override {
-    inner_->Update(r, std::move(ns), std::move(name), sub, std::move(body), std::move(done));
-  }
   void Patch(server::Resource r, std::string ns, std::string name, server::Subresource sub,
              api::PatchType type, std::string patch, client::WriteDone done) override {
     if (r == server::Resource::kPods && sub == server::Subresource::kStatus) {
       std::lock_guard<std::mutex> lock(mu_);
       patches_.push_back(Call{clock_->Now(), ns, name, "", false});
     }
-    inner_->Patch(r, std::move(ns), std::move(name), sub, type, std::move(patch), std::move(done));
+    inner()->Patch(r, std::move(ns), std::move(name), sub, type, std::move(patch), std::move(done));
   }
   void Delete(server::Resource r, std::string ns, std::string name, server::DeleteOptions options,
               client::WriteDone done) override {
@@ -93,28 +83,20 @@ class RecordingClient : public client::Client {
           server::ApiErr(server::ConflictError(server::Info(r), name, "injected conflict")));
     }
     Call call{clock_->Now(), ns, name, options.precondition_uid.value_or(""), false};
-    inner_->Delete(r, ns, name, std::move(options),
-                   [this, call, fault,
-                    done = std::move(done)](server::ApiResult<store::Bytes> result) mutable {
-                     {
-                       std::lock_guard<std::mutex> lock(mu_);
-                       call.deleted = result.has_value();
-                       deletes_.push_back(call);
-                     }
-                     if (fault == Fault::kTimeout) {
-                       return done(server::ApiErr(server::NewTimeoutError("injected timeout", 1)));
-                     }
-                     done(std::move(result));
-                   });
+    inner()->Delete(r, ns, name, std::move(options),
+                    [this, call, fault,
+                     done = std::move(done)](server::ApiResult<store::Bytes> result) mutable {
+                      {
+                        std::lock_guard<std::mutex> lock(mu_);
+                        call.deleted = result.has_value();
+                        deletes_.push_back(call);
+                      }
+                      if (fault == Fault::kTimeout) {
+                        return done(server::ApiErr(server::NewTimeoutError("injected timeout", 1)));
+                      }
+                      done(std::move(result));
+                    });
   }
-  void Get(server::Resource r, std::string ns, std::string name, client::GetDone done) override {
-    inner_->Get(r, std::move(ns), std::move(name), std::move(done));
-  }
-  void Bind(std::string ns, std::string name, std::string uid, std::string node,
-            client::Done done) override {
-    inner_->Bind(std::move(ns), std::move(name), std::move(uid), std::move(node), std::move(done));
-  }
-
   // The next deletes fail as given, in order.
   void InjectDeleteFaults(std::vector<Fault> faults) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -147,7 +129,6 @@ class RecordingClient : public client::Client {
   }
 
  private:
-  client::Client* inner_;
   client::Clock* clock_;
   mutable std::mutex mu_;
   std::deque<Fault> faults_;          // guarded by mu_
@@ -158,21 +139,14 @@ class RecordingClient : public client::Client {
 
 class Cluster {
  public:
-  explicit Cluster(FeatureGates gates = {}) : store_(store::NewMemoryStore()) {
-    server::Registry::Options ro;
-    ro.gates = gates;
-    ro.now = [this] {
-      return std::chrono::time_point_cast<std::chrono::system_clock::duration>(clock.Now());
-    };
-    registry_ = std::make_unique<server::Registry>(store_.get(), ro);
-    if (!registry_->Start().ok()) std::abort();
-    inner_ = client::NewInProcessClient(registry_.get());
-    client = std::make_unique<RecordingClient>(inner_.get(), &clock);
+  explicit Cluster(FeatureGates gates = {}) : api_(gates), clock(api_.clock) {
+    inner_ = &api_.client();
+    client = std::make_unique<RecordingClient>(inner_, &clock);
     Controller::Options o;
     o.clock = &clock;
     o.client = client.get();
-    o.pods = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kPods));
-    o.nodes = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kNodes));
+    o.pods = api_.ListerWatcher(server::Resource::kPods);
+    o.nodes = api_.ListerWatcher(server::Resource::kNodes);
     o.gates = gates;
     o.host = "test-host";
     o.manual = true;
@@ -183,41 +157,17 @@ class Cluster {
     Settle();
   }
 
-  ~Cluster() {
-    controller->Stop();
-    registry_->Stop();
-  }
+  ~Cluster() { controller->Stop(); }
 
   // Runs informers, the controller and every write it started until nothing is left to do.
   void Settle() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    int quiet = 0;
-    while (quiet < 2) {
-      SyncCaches();
-      const size_t n = controller->RunPending();
-      if (n == 0 && controller->InFlight() == 0) {
-        ++quiet;
-      } else {
-        quiet = 0;
-        if (n == 0) std::this_thread::yield();  // a write of the controller's is under way
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "Settle: no quiescence within 30 s\n");
-        std::abort();
-      }
-    }
+    controllers::testing::Settle(*controller, [this] { SyncCaches(); });
   }
   // Moves the clock forward by `d`, stopping at every timer on the way and settling there, as
   // if the controller ran all along.
   void Advance(client::Duration d) { AdvanceTo(clock.Now() + d); }
   void AdvanceTo(client::Time end) {
-    client::Time next;
-    while (clock.NextDeadline(&next) && next <= end) {
-      clock.AdvanceTo(next);
-      Settle();
-    }
-    clock.AdvanceTo(end);
-    Settle();
+    controllers::testing::AdvanceTo(clock, end, [this] { Settle(); });
   }
 
   // A taint `testTaint<i>=test<i>:<effect>` (upstream's fixtures), added now.
@@ -248,7 +198,7 @@ class Cluster {
   // Creates the node, or replaces its taints.
   void SetNodeTaints(const std::string& node, const std::vector<std::string>& taints) {
     const std::string list = Join(taints);
-    if (registry_->cache(server::Resource::kNodes).Get("", node)) {
+    if (api_.registry().cache(server::Resource::kNodes).Get("", node)) {
       Must(inner_->PatchSync(server::Resource::kNodes, "", node, server::Subresource::kNone,
                              api::PatchType::kMergePatch,
                              Cat({R"({"spec":{"taints":)", list, "}}"})));
@@ -274,7 +224,7 @@ class Cluster {
     Must(inner_->CreateSync(server::Resource::kPods, ns,
                             Cat({R"({"metadata":{"name":")", name, R"("},"spec":{)", spec, "}}"})));
     SyncCaches();
-    return registry_->cache(server::Resource::kPods).Get(ns, name)->meta().uid;
+    return api_.registry().cache(server::Resource::kPods).Get(ns, name)->meta().uid;
   }
   // Binds an unbound pod.
   void BindPod(const std::string& name, const std::string& node) {
@@ -296,7 +246,7 @@ class Cluster {
 
   server::ObjectPtr GetPod(const std::string& name, const std::string& ns = "default") {
     SyncCaches();
-    return registry_->cache(server::Resource::kPods).Get(ns, name);
+    return api_.registry().cache(server::Resource::kPods).Get(ns, name);
   }
   bool Exists(const std::string& name, const std::string& ns = "default") {
     return GetPod(name, ns) != nullptr;
@@ -329,33 +279,29 @@ class Cluster {
     return false;
   }
   std::vector<server::ObjectPtr> List(server::Resource r) {
-    return registry_->cache(r).List(server::ObjectFilter()).items;
+    return api_.registry().cache(r).List(server::ObjectFilter()).items;
   }
   void SyncCaches() {
-    for (server::Resource r :
-         {server::Resource::kPods, server::Resource::kNodes, server::Resource::kEvents}) {
-      std::promise<void> done;
-      registry_->Sync(r, [&] { done.set_value(); });
-      done.get_future().wait();
-    }
+    api_.SyncCaches({server::Resource::kPods, server::Resource::kNodes, server::Resource::kEvents});
   }
 
-  client::SimulatedClock clock;
+ private:
+  controllers::testing::TestApi api_;  // first: it outlives everything below
+
+ public:
+  client::SimulatedClock& clock;
   std::unique_ptr<RecordingClient> client;
   std::unique_ptr<Controller> controller;
 
  private:
   [[noreturn]] static void Abort(const std::string& message) {
-    std::fprintf(stderr, "write failed: %s\n", message.c_str());
-    std::abort();
+    controllers::testing::TestApi::Abort(message);
   }
   static void Must(const server::ApiResult<store::Bytes>& r) {
-    if (!r) Abort(r.error().message);
+    controllers::testing::TestApi::Must(r);
   }
 
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<server::Registry> registry_;
-  std::unique_ptr<client::Client> inner_;
+  client::Client* inner_ = nullptr;
 };
 
 }  // namespace kt::controllers::tainteviction::testing

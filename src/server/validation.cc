@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "api/selector.h"
 #include "core/validation.h"
 
 namespace kt::server {
@@ -195,6 +196,123 @@ Value MaskedPodSpec(const Value& pod, Alloc& alloc) {
   return spec;
 }
 
+// Go's %#v of a map[string]string, as upstream prints template labels.
+std::string GoStringMap(const api::StringMap& m) {
+  if (m.empty()) return "map[string]string(nil)";
+  std::string out = "map[string]string{";
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) out += ", ";
+    first = false;
+    out += GoQuote(k) + ":" + GoQuote(v);
+  }
+  return out + "}";
+}
+
+std::string IntOrStringValue(const api::IntOrString& v) {
+  return v.is_string ? GoQuote(v.string_value) : std::to_string(v.int_value);
+}
+
+// upstream getIntOrPercentValue: the percentage or the integer (0 for a bad percentage).
+int IntOrPercentValue(const api::IntOrString& v) {
+  if (!v.is_string) return v.int_value;
+  const std::string& s = v.string_value;
+  if (s.size() < 2 || s.back() != '%') return 0;
+  int n = 0;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return 0;
+    n = std::min(n * 10 + (s[i] - '0'), 1'000'000);
+  }
+  return n;
+}
+
+// Upstream ValidatePositiveIntOrPercent and IsNotMoreThan100Percent.
+void ValidateIntOrPercent(const api::IntOrString& v, const std::string& path,
+                          FieldErrorList& errs) {
+  if (!v.is_string) {
+    if (v.int_value < 0) {
+      errs.push_back(FieldError::Invalid(path, std::to_string(v.int_value),
+                                         "must be greater than or equal to 0"));
+    }
+    return;
+  }
+  const std::string& s = v.string_value;
+  bool ok = s.size() >= 2 && s.back() == '%';
+  for (size_t i = 0; ok && i + 1 < s.size(); ++i) ok = s[i] >= '0' && s[i] <= '9';
+  if (!ok) {
+    errs.push_back(FieldError::Invalid(
+        path, GoQuote(s),
+        "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  "
+        "or '93%', regex used for validation is '[0-9]+%')"));
+  } else if (IntOrPercentValue(v) > 100) {
+    errs.push_back(FieldError::Invalid(path, GoQuote(s), "must not be greater than 100%"));
+  }
+}
+
+// Upstream ValidateDaemonSetSpec and ValidateDaemonSetUpdate (pkg/apis/apps/validation): the
+// selector (set, not empty, matching the template's labels, immutable), the template's
+// restartPolicy, minReadySeconds and the update strategy.
+void ValidateDaemonSetSpec(const api::DaemonSet& ds, const Value* old_doc, const Value& doc,
+                           FieldErrorList& errs) {
+  if (!ds.selector) {
+    errs.push_back(FieldError::Required("spec.selector"));
+  } else if (ds.selector->match_labels.empty() && ds.selector->match_expressions.empty()) {
+    errs.push_back(
+        FieldError::Invalid("spec.selector", "{}", "empty selector is invalid for daemonset"));
+  } else if (Result<api::labels::Selector> sel = api::labels::FromLabelSelector(*ds.selector);
+             !sel) {
+    errs.push_back(FieldError::Invalid("spec.selector", "{}", sel.error().message()));
+  } else if (!sel->Matches(ds.template_.meta.labels)) {
+    errs.push_back(FieldError::Invalid("spec.template.metadata.labels",
+                                       GoStringMap(ds.template_.meta.labels),
+                                       "`selector` does not match template `labels`"));
+  }
+  if (old_doc != nullptr) {
+    auto selector_of = [](const Value& d) -> const Value* {
+      auto spec = d.FindMember("spec");
+      if (spec == d.MemberEnd() || !spec->value.IsObject()) return nullptr;
+      auto sel = spec->value.FindMember("selector");
+      return sel == spec->value.MemberEnd() ? nullptr : &sel->value;
+    };
+    const Value* a = selector_of(doc);
+    const Value* b = selector_of(*old_doc);
+    if ((a == nullptr) != (b == nullptr) || (a != nullptr && *a != *b)) {
+      errs.push_back(FieldError::Invalid("spec.selector", "{}", "field is immutable"));
+    }
+  }
+  const std::string& restart = ds.template_.spec.restart_policy;
+  if (!restart.empty() && restart != "Always") {
+    static constexpr std::string_view kAlways[] = {"Always"};
+    errs.push_back(
+        FieldError::NotSupported("spec.template.spec.restartPolicy", GoQuote(restart), kAlways));
+  }
+  if (ds.min_ready_seconds < 0) {
+    errs.push_back(FieldError::Invalid("spec.minReadySeconds", std::to_string(ds.min_ready_seconds),
+                                       "must be greater than or equal to 0"));
+  }
+  const std::string path = "spec.updateStrategy";
+  if (ds.update_strategy_type == "RollingUpdate") {
+    const std::string ru = path + ".rollingUpdate";
+    const api::IntOrString zero;
+    const api::IntOrString& unavailable = ds.max_unavailable.value_or(zero);
+    const api::IntOrString& surge = ds.max_surge.value_or(zero);
+    ValidateIntOrPercent(unavailable, ru + ".maxUnavailable", errs);
+    ValidateIntOrPercent(surge, ru + ".maxSurge", errs);
+    const bool has_unavailable = IntOrPercentValue(unavailable) != 0;
+    const bool has_surge = IntOrPercentValue(surge) != 0;
+    if (has_unavailable && has_surge) {
+      errs.push_back(FieldError::Invalid(ru + ".maxSurge", IntOrStringValue(surge),
+                                         "may not be set when maxUnavailable is non-zero"));
+    } else if (!has_unavailable && !has_surge) {
+      errs.push_back(
+          FieldError::Required(ru + ".maxUnavailable", "cannot be 0 when maxSurge is 0"));
+    }
+  } else if (ds.update_strategy_type != "OnDelete") {
+    static constexpr std::string_view kTypes[] = {"RollingUpdate", "OnDelete"};
+    errs.push_back(FieldError::NotSupported(path, GoQuote(ds.update_strategy_type), kTypes));
+  }
+}
+
 constexpr std::string_view kPodUpdateForbidden =
     "pod updates may not change fields other than `spec.containers[*].image`,"
     "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
@@ -269,7 +387,7 @@ FieldErrorList ValidateObject(const ResourceInfo& info, const Value& doc, const 
     }
     case Resource::kDaemonSets: {
       const api::DaemonSet& ds = *typed.Get<api::DaemonSet>();
-      if (!ds.selector) errs.push_back(FieldError::Required("spec.selector"));
+      ValidateDaemonSetSpec(ds, old_doc, doc, errs);
       FieldErrorList e =
           ValidateTolerations(ds.template_.spec.tolerations, "spec.template.spec.tolerations",
                               AllowComparisonOperators(gates, {}));

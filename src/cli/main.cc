@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
   serve
       ->add_option("--controllers", serve_options.controllers,
                    "Components to run: '*' runs every one on by default, 'name' enables one, "
-                   "'-name' disables one (known: scheduler, taint-eviction-controller)")
+                   "'-name' disables one (known: scheduler, taint-eviction-controller, "
+                   "daemonset-controller)")
       ->delimiter(',')
       ->capture_default_str();
 

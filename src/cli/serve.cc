@@ -17,6 +17,7 @@
 #include "api/codec.h"
 #include "client/client.h"
 #include "client/informer.h"
+#include "controllers/daemonset/controller.h"
 #include "controllers/tainteviction/controller.h"
 #include "core/time.h"
 #include "core/version.h"
@@ -284,6 +285,19 @@ int RunServe(const ServeOptions& options) {
     taint_eviction = std::make_unique<controllers::tainteviction::Controller>(std::move(to));
   }
 
+  // The DaemonSet controller (kube-controller-manager's), on its own informers.
+  std::unique_ptr<controllers::daemonset::Controller> daemonset;
+  if (ControllerEnabled(options.controllers, controllers::daemonset::kControllerName)) {
+    controllers::daemonset::Controller::Options dso;
+    dso.clock = clock.get();
+    dso.client = client.get();
+    dso.daemonsets = client::NewCacheListerWatcher(&registry.cache(server::Resource::kDaemonSets));
+    dso.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    dso.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
+    dso.gates = options.gates;
+    daemonset = std::make_unique<controllers::daemonset::Controller>(std::move(dso));
+  }
+
   server::DiscoveryOptions discovery;
   discovery.server_address = options.listen;
   server::ApiServer api(&registry, discovery);
@@ -330,6 +344,7 @@ int RunServe(const ServeOptions& options) {
     sched->Start();
   }
   if (taint_eviction) taint_eviction->Start();
+  if (daemonset) daemonset->Start();
 
   sigset_t set;
   sigemptyset(&set);
@@ -341,6 +356,7 @@ int RunServe(const ServeOptions& options) {
   (*http)->Stop();
   if (sched) sched->Stop();
   if (taint_eviction) taint_eviction->Stop();
+  if (daemonset) daemonset->Stop();
   if (pod_informer) pod_informer->Stop();
   if (node_informer) node_informer->Stop();
   registry.Stop();

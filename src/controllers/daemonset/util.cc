@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include "api/codec.h"
@@ -253,7 +254,9 @@ Result<int> ScaledValueFromIntOrPercent(const api::IntOrString& value, int total
   if (ec != std::errc() || end != s.data() + s.size() - 1) {
     return Err(BadRequest("invalid value for IntOrString: invalid value \"" + s + "\""));
   }
-  return static_cast<int>(std::ceil(static_cast<double>(n) * total / 100.0));
+  // Validation keeps percentages at 100 % or less; clamp anyway rather than overflow.
+  const double scaled = std::ceil(static_cast<double>(n) * total / 100.0);
+  return static_cast<int>(std::min(scaled, static_cast<double>(INT32_MAX)));
 }
 
 Result<int> UnavailableCount(const api::DaemonSet& ds, int number_to_schedule) {

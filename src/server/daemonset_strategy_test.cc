@@ -163,5 +163,41 @@ TEST_F(DaemonSetStrategyTest, ValidationAsUpstream) {
       << ds.error().message;
 }
 
+// Not DaemonSet-specific, but what daemon pods carry: upstream ValidateOwnerReferences.
+TEST_F(DaemonSetStrategyTest, OwnerReferencesAreValidatedAsUpstream) {
+  auto create_pod = [&](std::string_view refs) {
+    std::string json =
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":)";
+    json.append(refs).append(R"(},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+    return Wait([&](WriteCallback done) {
+      registry_->Create(Info(Resource::kPods), "default", Parse(json), {}, std::move(done));
+    });
+  };
+  ApiResult<rapidjson::Document> pod = create_pod(
+      R"([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"a","uid":"1","controller":true},)"
+      R"({"apiVersion":"apps/v1","kind":"DaemonSet","name":"b","uid":"2","controller":true}])");
+  ASSERT_FALSE(pod);
+  EXPECT_NE(pod.error().message.find(
+                R"(metadata.ownerReferences: Invalid value: [{"apiVersion":"apps/v1","kind":)"
+                R"("DaemonSet","name":"a","uid":"1","controller":true},{"apiVersion":"apps/v1",)"
+                R"("kind":"DaemonSet","name":"b","uid":"2","controller":true}]: Only one )"
+                R"(reference can have Controller set to true. Found "true" in references for )"
+                R"(DaemonSet/a and DaemonSet/b)"),
+            std::string::npos)
+      << pod.error().message;
+  pod = create_pod(R"([{"apiVersion":"apps/","kind":"","name":"a","uid":""}])");
+  ASSERT_FALSE(pod);
+  for (const char* want :
+       {R"(metadata.ownerReferences.apiVersion: Invalid value: "apps/": )"
+        R"(version must not be empty)",
+        R"(metadata.ownerReferences.kind: Invalid value: "": must not be empty)",
+        R"(metadata.ownerReferences.uid: Invalid value: "": must not be empty)"}) {
+    EXPECT_NE(pod.error().message.find(want), std::string::npos) << pod.error().message;
+  }
+  EXPECT_TRUE(create_pod(
+      R"([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"a","uid":"1","controller":true,)"
+      R"("blockOwnerDeletion":true},{"apiVersion":"v1","kind":"Node","name":"n","uid":"2"}])"));
+}
+
 }  // namespace
 }  // namespace kt::server

@@ -28,6 +28,57 @@ void AddNameErrors(FieldErrorList& errs, std::string_view field, std::string_vie
   }
 }
 
+// A list of owner references as upstream (>= 1.34) prints a bad one: JSON in Go field order.
+std::string OwnerReferencesJson(std::span<const api::OwnerReference> refs) {
+  std::string out = "[";
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const api::OwnerReference& r = refs[i];
+    if (i > 0) out += ",";
+    out += "{\"apiVersion\":" + JsonString(r.api_version) + ",\"kind\":" + JsonString(r.kind) +
+           ",\"name\":" + JsonString(r.name) + ",\"uid\":" + JsonString(r.uid);
+    if (r.controller) out += ",\"controller\":true";
+    if (r.block_owner_deletion) out += ",\"blockOwnerDeletion\":true";
+    out += "}";
+  }
+  return out + "]";
+}
+
+// Upstream ValidateOwnerReferences (apimachinery pkg/api/validation/objectmeta.go): every
+// reference names a version, kind, name and uid, and at most one is the controller.
+void ValidateOwnerReferences(std::span<const api::OwnerReference> refs, FieldErrorList& errs) {
+  const std::string path = "metadata.ownerReferences";
+  std::string first_controller;
+  for (const api::OwnerReference& r : refs) {
+    const size_t slash = r.api_version.rfind('/');
+    const std::string_view version = slash == std::string::npos
+                                         ? std::string_view(r.api_version)
+                                         : std::string_view(r.api_version).substr(slash + 1);
+    if (version.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".apiVersion", GoQuote(r.api_version),
+                                         "version must not be empty"));
+    }
+    if (r.kind.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".kind", GoQuote(r.kind), "must not be empty"));
+    }
+    if (r.name.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".name", GoQuote(r.name), "must not be empty"));
+    }
+    if (r.uid.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".uid", GoQuote(r.uid), "must not be empty"));
+    }
+    if (!r.controller) continue;
+    const std::string name = r.kind + "/" + r.name;
+    if (first_controller.empty()) {
+      first_controller = name;
+      continue;
+    }
+    errs.push_back(FieldError::Invalid(
+        path, OwnerReferencesJson(refs),
+        "Only one reference can have Controller set to true. Found \"true\" in references for " +
+            first_controller + " and " + name));
+  }
+}
+
 void ValidateMeta(const ResourceInfo& info, const api::ObjectMeta& meta, FieldErrorList& errs) {
   if (meta.name.empty()) {
     errs.push_back(FieldError::Required("metadata.name", "name or generateName is required"));
@@ -46,6 +97,7 @@ void ValidateMeta(const ResourceInfo& info, const api::ObjectMeta& meta, FieldEr
       errs.push_back(FieldError::Invalid("metadata.annotations", GoQuote(key), std::move(m)));
     }
   }
+  ValidateOwnerReferences(meta.owner_references, errs);
 }
 
 // Upstream ValidateNodeSelectorRequirement (pkg/apis/core/validation), for a required term

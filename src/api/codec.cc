@@ -608,6 +608,23 @@ Status DecodeNodeStatus(const Value& v, const Path& p, NodeStatus* s) {
   });
 }
 
+// intstr.IntOrString: a JSON integer or string; null leaves it unset.
+Status DecodeIntOrString(const Value& v, const Path& p, std::optional<IntOrString>* out) {
+  if (v.IsNull()) {
+    out->reset();
+    return Status();
+  }
+  IntOrString x;
+  if (v.IsString()) {
+    x.is_string = true;
+    x.string_value.assign(v.GetString(), v.GetStringLength());
+  } else {
+    KT_RETURN_IF_ERROR(DecodeInt32(v, p, &x.int_value));
+  }
+  *out = std::move(x);
+  return Status();
+}
+
 Status DecodeLabelSelector(const Value& v, const Path& p, std::optional<LabelSelector>* out) {
   if (v.IsNull()) {
     out->reset();
@@ -1730,10 +1747,19 @@ Result<DaemonSet> DecodeDaemonSet(const Value& object) {
               return Status();
             });
           }
+          if (k2 == "minReadySeconds") return DecodeInt32(v2, c2, &ds->min_ready_seconds);
           if (k2 == "updateStrategy") {
             return ForEachMember(v2, c2, [&](std::string_view k3, const Value& v3) -> Status {
-              if (k3 == "type") return DecodeString(v3, c2.Child(k3), &ds->update_strategy_type);
-              return Status();
+              const Path c3 = c2.Child(k3);
+              if (k3 == "type") return DecodeString(v3, c3, &ds->update_strategy_type);
+              if (k3 != "rollingUpdate") return Status();
+              return ForEachMember(v3, c3, [&](std::string_view k4, const Value& v4) -> Status {
+                if (k4 == "maxUnavailable") {
+                  return DecodeIntOrString(v4, c3.Child(k4), &ds->max_unavailable);
+                }
+                if (k4 == "maxSurge") return DecodeIntOrString(v4, c3.Child(k4), &ds->max_surge);
+                return Status();
+              });
             });
           }
           return Status();
@@ -1751,6 +1777,12 @@ Result<DaemonSet> DecodeDaemonSet(const Value& object) {
           if (k2 == "numberMisscheduled") return DecodeInt32(v2, c2, &ds->number_misscheduled);
           if (k2 == "numberReady") return DecodeInt32(v2, c2, &ds->number_ready);
           if (k2 == "observedGeneration") return DecodeInt64(v2, c2, &ds->observed_generation);
+          if (k2 == "updatedNumberScheduled") {
+            return DecodeInt32(v2, c2, &ds->updated_number_scheduled);
+          }
+          if (k2 == "numberAvailable") return DecodeInt32(v2, c2, &ds->number_available);
+          if (k2 == "numberUnavailable") return DecodeInt32(v2, c2, &ds->number_unavailable);
+          if (k2 == "collisionCount") return DecodeOptInt32(v2, c2, &ds->collision_count);
           return Status();
         });
       }

@@ -489,6 +489,38 @@ Result<Selector> Parse(std::string_view text) {
   return Selector(std::move(*requirements));
 }
 
+Result<Selector> FromLabelSelector(const LabelSelector& selector) {
+  std::vector<Requirement> requirements;
+  for (const auto& [key, value] : selector.match_labels) {
+    requirements.push_back(Requirement{key, Operator::kEquals, {value}, 0});
+  }
+  for (const SelectorRequirement& e : selector.match_expressions) {
+    Requirement r{e.key, Operator::kIn, e.values, 0};
+    if (e.op == "In" || e.op == "NotIn") {
+      r.op = e.op == "In" ? Operator::kIn : Operator::kNotIn;
+      if (e.values.empty()) {
+        return Err(
+            BadRequest("values: Invalid value: []string{}: for 'in', 'notin' operators, "
+                       "values set can't be empty"));
+      }
+    } else if (e.op == "Exists" || e.op == "DoesNotExist") {
+      r.op = e.op == "Exists" ? Operator::kExists : Operator::kDoesNotExist;
+      if (!e.values.empty()) {
+        return Err(BadRequest("values: Invalid value: " + GoQuote(Join(e.values, ",")) +
+                              ": values set must be empty for exists and does not exist"));
+      }
+    } else {
+      return Err(BadRequest(GoQuote(e.op) + " is not a valid label selector operator"));
+    }
+    std::sort(r.values.begin(), r.values.end());
+    r.values.erase(std::unique(r.values.begin(), r.values.end()), r.values.end());
+    requirements.push_back(std::move(r));
+  }
+  std::stable_sort(requirements.begin(), requirements.end(),
+                   [](const Requirement& a, const Requirement& b) { return a.key < b.key; });
+  return Selector(std::move(requirements));
+}
+
 }  // namespace labels
 
 // ---- Field selectors -------------------------------------------------------------------------

@@ -95,6 +95,13 @@ class Selector {
 // keys and values as label values, with upstream's messages.
 Result<Selector> Parse(std::string_view text);
 
+// metav1.LabelSelectorAsSelector for a set selector: matchLabels as `k=v` and matchExpressions
+// (In, NotIn, Exists, DoesNotExist), ANDed; an empty selector selects everything. (A null
+// selector selects nothing upstream: callers decide that case.) An unknown operator is
+// `"<op>" is not a valid label selector operator`; In/NotIn need values, Exists/DoesNotExist
+// take none.
+Result<Selector> FromLabelSelector(const LabelSelector& selector);
+
 }  // namespace labels
 
 namespace fields {

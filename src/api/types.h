@@ -281,16 +281,34 @@ struct PodTemplateSpec {
   PodSpec spec;
 };
 
+// intstr.IntOrString: `1` or `"10%"` (maxUnavailable, maxSurge).
+struct IntOrString {
+  bool is_string = false;
+  int32_t int_value = 0;
+  std::string string_value;
+
+  bool operator==(const IntOrString&) const = default;
+};
+
 struct DaemonSet {
   ObjectMeta meta;
   std::optional<LabelSelector> selector;
   PodTemplateSpec template_;
+  int32_t min_ready_seconds = 0;
   std::string update_strategy_type;  // RollingUpdate, OnDelete
+  // spec.updateStrategy.rollingUpdate.maxUnavailable / maxSurge (the API server defaults them
+  // to 1 and 0 for RollingUpdate).
+  std::optional<IntOrString> max_unavailable;
+  std::optional<IntOrString> max_surge;
   int32_t current_number_scheduled = 0;
   int32_t desired_number_scheduled = 0;
   int32_t number_misscheduled = 0;
   int32_t number_ready = 0;
   int64_t observed_generation = 0;
+  int32_t updated_number_scheduled = 0;
+  int32_t number_available = 0;
+  int32_t number_unavailable = 0;
+  std::optional<int32_t> collision_count;
 };
 
 }  // namespace kt::api

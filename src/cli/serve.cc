@@ -19,6 +19,7 @@
 #include "client/informer.h"
 #include "controllers/podgc/controller.h"
 #include "controllers/nodelifecycle/controller.h"
+#include "controllers/daemonset/controller.h"
 #include "controllers/tainteviction/controller.h"
 #include "core/time.h"
 #include "core/version.h"
@@ -295,6 +296,19 @@ int RunServe(const ServeOptions& options) {
     node_lifecycle = std::make_unique<nlc::Controller>(std::move(no));
   }
 
+  // The DaemonSet controller (kube-controller-manager's), on its own informers.
+  std::unique_ptr<controllers::daemonset::Controller> daemonset;
+  if (ControllerEnabled(options.controllers, controllers::daemonset::kControllerName)) {
+    controllers::daemonset::Controller::Options dso;
+    dso.clock = clock.get();
+    dso.client = client.get();
+    dso.daemonsets = client::NewCacheListerWatcher(&registry.cache(server::Resource::kDaemonSets));
+    dso.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    dso.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
+    dso.gates = options.gates;
+    daemonset = std::make_unique<controllers::daemonset::Controller>(std::move(dso));
+  }
+
   server::DiscoveryOptions discovery;
   discovery.server_address = options.listen;
   server::ApiServer api(&registry, discovery);
@@ -343,6 +357,7 @@ int RunServe(const ServeOptions& options) {
   if (taint_eviction) taint_eviction->Start();
   if (pod_gc) pod_gc->Start();
   if (node_lifecycle) node_lifecycle->Start();
+  if (daemonset) daemonset->Start();
 
   WaitForStopSignal("kubetaint");
   (*http)->Stop();
@@ -350,6 +365,7 @@ int RunServe(const ServeOptions& options) {
   if (taint_eviction) taint_eviction->Stop();
   if (pod_gc) pod_gc->Stop();
   if (node_lifecycle) node_lifecycle->Stop();
+  if (daemonset) daemonset->Stop();
   if (pod_informer) pod_informer->Stop();
   if (node_informer) node_informer->Stop();
   if (kubelets) kubelets->Stop();

@@ -107,6 +107,21 @@ ApiResult<store::Bytes> Client::DeleteSync(Resource resource, std::string namesp
   });
 }
 
+ApiResult<store::Bytes> Client::UpdateSync(Resource resource, std::string namespace_,
+                                           std::string name, Subresource sub, std::string body) {
+  return Wait([&](WriteDone done) {
+    Update(resource, std::move(namespace_), std::move(name), sub, std::move(body), std::move(done));
+  });
+}
+
+ApiResult<server::ObjectPtr> Client::GetSync(Resource resource, std::string namespace_,
+                                             std::string name) {
+  std::promise<ApiResult<server::ObjectPtr>> p;
+  Get(resource, std::move(namespace_), std::move(name),
+      [&p](ApiResult<server::ObjectPtr> r) { p.set_value(std::move(r)); });
+  return p.get_future().get();
+}
+
 std::unique_ptr<Client> NewInProcessClient(server::Registry* registry) {
   return std::make_unique<InProcessClient>(registry);
 }

@@ -72,6 +72,9 @@ class Client {
                                     Subresource sub, api::PatchType type, std::string patch);
   ApiResult<store::Bytes> DeleteSync(Resource resource, std::string namespace_, std::string name,
                                      server::DeleteOptions options = {});
+  ApiResult<store::Bytes> UpdateSync(Resource resource, std::string namespace_, std::string name,
+                                     Subresource sub, std::string body);
+  ApiResult<server::ObjectPtr> GetSync(Resource resource, std::string namespace_, std::string name);
 };
 
 // A client that writes through `registry` in this process.

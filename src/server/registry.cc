@@ -11,6 +11,7 @@
 #include "api/table.h"
 #include "core/time.h"
 #include "core/validation.h"
+#include "server/daemonset_strategy.h"
 #include "server/object.h"
 #include "server/validation.h"
 
@@ -509,6 +510,8 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
         if (info.resource == Resource::kPods) {
           EnsureObject(doc, "spec", alloc);
           api::SetPodDefaults(doc);
+        } else if (info.resource == Resource::kDaemonSets) {
+          DefaultDaemonSet(doc);
         }
         // The mutating admission plugins see the object as sent: a generateName not yet resolved
         // (upstream generates the name in BeforeCreate, after them).
@@ -571,7 +574,7 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
             break;
           }
           case Resource::kDaemonSets:
-            SetMember(doc, "status", Value(rapidjson::kObjectType), alloc);
+            PrepareDaemonSetForCreate(doc);
             break;
           case Resource::kPriorityClasses:
             SetPriorityClassDefaults(doc);
@@ -723,6 +726,10 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   RemoveMember(meta, "managedFields");
   SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
   if (info.resource == Resource::kPriorityClasses) SetPriorityClassDefaults(next);
+  if (info.resource == Resource::kDaemonSets && sub != Subresource::kStatus) {
+    DefaultDaemonSet(next);
+    PrepareDaemonSetForUpdate(next, old);
+  }
   admission::Attributes attributes{.operation = admission::Operation::kUpdate,
                                    .group = info.group,
                                    .resource = info.plural,

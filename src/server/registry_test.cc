@@ -1,6 +1,6 @@
-// The registry's admission and namespace lifecycle, driven through its own entry points: the
-// path the in-process client (scheduler, controllers) writes by. The HTTP answers are in
-// api_server_test.cc.
+// The registry's admission, namespace lifecycle and DaemonSet strategy, driven through its own
+// entry points: the path the in-process client (scheduler, controllers) writes by. The HTTP
+// answers are in api_server_test.cc.
 //
 // Namespace deletion is asynchronous (upstream's namespace controller): tests wait for it by
 // polling the caches, after a Sync, until a deadline; nothing sleeps for a fixed time.
@@ -43,6 +43,24 @@ std::string PodJson(std::string_view name, std::string_view spec_extra = "") {
   out.append(name).append(R"("},"spec":{"containers":[{"name":"c","image":"nginx"}])");
   if (!spec_extra.empty()) out.append(",").append(spec_extra);
   return out + "}}";
+}
+
+// A DaemonSet `agent`; `selector` and `labels` are JSON, `strategy` the updateStrategy member.
+std::string Agent(std::string_view selector = R"({"matchLabels":{"app":"agent"}})",
+                  std::string_view labels = R"({"app":"agent"})", std::string_view strategy = "") {
+  std::string out = R"({"apiVersion":"apps/v1","kind":"DaemonSet",)"
+                    R"("metadata":{"name":"agent","namespace":"default"},"spec":{"selector":)";
+  out.append(selector).append(R"(,"template":{"metadata":{"labels":)").append(labels);
+  out.append(R"(},"spec":{"containers":[{"name":"c","image":"v1"}]}})");
+  if (!strategy.empty()) out.append(",").append(strategy);
+  return out + "}}";
+}
+const std::string kAgent = Agent();
+
+// The JSON of the value at `pointer`, or "<absent>".
+std::string Json(const rapidjson::Value& doc, const char* pointer) {
+  const rapidjson::Value* v = rapidjson::Pointer(pointer).Get(doc);
+  return v == nullptr ? "<absent>" : api::EncodeJson(*v);
 }
 
 class RegistryTest : public ::testing::Test {
@@ -90,6 +108,10 @@ class RegistryTest : public ::testing::Test {
       registry_->Patch(Info(res), ns, name, sub, api::PatchType::kMergePatch, patch, {},
                        std::move(done));
     });
+  }
+  // A merge patch of the DaemonSet `agent` in `default`.
+  ApiResult<rapidjson::Document> DsPatch(std::string patch, Subresource sub = Subresource::kNone) {
+    return MergePatch(Resource::kDaemonSets, "default", "agent", std::move(patch), sub);
   }
   ApiResult<void> Bind(std::string ns, std::string name) {
     std::promise<ApiResult<void>> p;
@@ -671,6 +693,142 @@ TEST_F(GracefulDeleteTest, ADryRunGracefulDeleteAnswersTerminatingAndChangesNoth
   ASSERT_NE(pod, nullptr);
   EXPECT_EQ(pod->revision, before);
   EXPECT_FALSE(pod->meta().deletion_timestamp.has_value());
+}
+
+// apps/v1 DaemonSets as upstream's daemonset strategy has them: defaults, the template
+// generation annotation, metadata.generation, the status subresource, validation.
+
+TEST_F(RegistryTest, DaemonSetCreateSetsDefaultsZeroStatusAndTemplateGenerationOne) {
+  Start();
+  ApiResult<rapidjson::Document> ds = Create(Resource::kDaemonSets, "default", kAgent);
+  ASSERT_TRUE(ds) << ds.error().message;
+  EXPECT_EQ(Json(*ds, "/spec/updateStrategy"),
+            R"({"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":1,"maxSurge":0}})");
+  EXPECT_EQ(Json(*ds, "/spec/revisionHistoryLimit"), "10");
+  EXPECT_EQ(Json(*ds, "/spec/template/spec/schedulerName"), R"("default-scheduler")");
+  EXPECT_EQ(Json(*ds, "/status"),
+            R"({"currentNumberScheduled":0,"numberMisscheduled":0,"desiredNumberScheduled":0,)"
+            R"("numberReady":0})");
+  EXPECT_EQ(Json(*ds, "/metadata/annotations"),
+            R"({"deprecated.daemonset.template.generation":"1"})");
+  EXPECT_EQ(Json(*ds, "/metadata/generation"), "1");
+}
+
+TEST_F(RegistryTest, DaemonSetOnDeleteKeepsNoRollingUpdateDefaults) {
+  Start();
+  ApiResult<rapidjson::Document> ds =
+      Create(Resource::kDaemonSets, "default",
+             Agent(R"({"matchLabels":{"app":"agent"}})", R"({"app":"agent"})",
+                   R"("updateStrategy":{"type":"OnDelete"})"));
+  ASSERT_TRUE(ds) << ds.error().message;
+  EXPECT_EQ(Json(*ds, "/spec/updateStrategy"), R"({"type":"OnDelete"})");
+}
+
+TEST_F(RegistryTest, DaemonSetTemplateGenerationCountsTemplateChangesGenerationEverySpecChange) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kDaemonSets, "default", kAgent));
+  // A spec change outside the template: generation only.
+  ApiResult<rapidjson::Document> ds = DsPatch(R"({"spec":{"minReadySeconds":5}})");
+  ASSERT_TRUE(ds) << ds.error().message;
+  EXPECT_EQ(Json(*ds, "/metadata/generation"), "2");
+  EXPECT_EQ(Json(*ds, "/metadata/annotations/deprecated.daemonset.template.generation"), R"("1")");
+  // A template change: both.
+  ds = DsPatch(R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"v2"}]}}}})");
+  ASSERT_TRUE(ds) << ds.error().message;
+  EXPECT_EQ(Json(*ds, "/metadata/generation"), "3");
+  EXPECT_EQ(Json(*ds, "/metadata/annotations/deprecated.daemonset.template.generation"), R"("2")");
+  // Metadata alone: neither; and the annotation is the server's.
+  ds = DsPatch(R"({"metadata":{"labels":{"x":"y"},)"
+               R"("annotations":{"deprecated.daemonset.template.generation":"7"}}})");
+  ASSERT_TRUE(ds) << ds.error().message;
+  EXPECT_EQ(Json(*ds, "/metadata/generation"), "3");
+  EXPECT_EQ(Json(*ds, "/metadata/annotations/deprecated.daemonset.template.generation"), R"("2")");
+}
+
+TEST_F(RegistryTest, DaemonSetStatusChangesOnlyThroughTheSubresource) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kDaemonSets, "default", kAgent));
+  ApiResult<rapidjson::Document> ds = DsPatch(R"({"status":{"numberReady":3}})");
+  ASSERT_TRUE(ds);
+  EXPECT_EQ(Json(*ds, "/status/numberReady"), "0");
+  ds =
+      DsPatch(R"({"status":{"numberReady":3},"spec":{"minReadySeconds":9}})", Subresource::kStatus);
+  ASSERT_TRUE(ds) << ds.error().message;
+  EXPECT_EQ(Json(*ds, "/status/numberReady"), "3");
+  EXPECT_EQ(Json(*ds, "/spec/minReadySeconds"), "<absent>");
+  EXPECT_EQ(Json(*ds, "/metadata/generation"), "1");
+}
+
+TEST_F(RegistryTest, DaemonSetValidationAsUpstream) {
+  Start();
+  ApiResult<rapidjson::Document> ds =
+      Create(Resource::kDaemonSets, "default",
+             Agent(R"({"matchLabels":{"app":"agent"}})", R"({"app":"other"})"));
+  ASSERT_FALSE(ds);
+  EXPECT_EQ(ds.error().code, 422);
+  EXPECT_NE(ds.error().message.find("spec.template.metadata.labels: Invalid value: "
+                                    "map[string]string{\"app\":\"other\"}: `selector` does not "
+                                    "match template `labels`"),
+            std::string::npos)
+      << ds.error().message;
+
+  ds = Create(Resource::kDaemonSets, "default", Agent("{}"));
+  ASSERT_FALSE(ds);
+  EXPECT_NE(ds.error().message.find("empty selector is invalid for daemonset"), std::string::npos)
+      << ds.error().message;
+
+  ASSERT_TRUE(Create(Resource::kDaemonSets, "default", kAgent));
+  ds = DsPatch(R"({"spec":{"selector":{"matchLabels":{"app":"agent","x":"y"}}}})");
+  ASSERT_FALSE(ds);
+  EXPECT_NE(ds.error().message.find("spec.selector: Invalid value: {}: field is immutable"),
+            std::string::npos)
+      << ds.error().message;
+  ds = DsPatch(R"({"spec":{"updateStrategy":{"rollingUpdate":{"maxUnavailable":0}}}})");
+  ASSERT_FALSE(ds);
+  EXPECT_NE(ds.error().message.find("spec.updateStrategy.rollingUpdate.maxUnavailable: Required "
+                                    "value: cannot be 0 when maxSurge is 0"),
+            std::string::npos)
+      << ds.error().message;
+  ds = DsPatch(R"({"spec":{"updateStrategy":{"type":"Sometimes"}}})");
+  ASSERT_FALSE(ds);
+  EXPECT_NE(ds.error().message.find("spec.updateStrategy: Unsupported value: \"Sometimes\""),
+            std::string::npos)
+      << ds.error().message;
+}
+
+// Not DaemonSet-specific, but what daemon pods carry: upstream ValidateOwnerReferences.
+TEST_F(RegistryTest, OwnerReferencesAreValidatedAsUpstream) {
+  Start();
+  auto create_pod = [&](std::string_view refs) {
+    std::string json =
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":)";
+    json.append(refs).append(R"(},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+    return Create(Resource::kPods, "default", json);
+  };
+  ApiResult<rapidjson::Document> pod = create_pod(
+      R"([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"a","uid":"1","controller":true},)"
+      R"({"apiVersion":"apps/v1","kind":"DaemonSet","name":"b","uid":"2","controller":true}])");
+  ASSERT_FALSE(pod);
+  EXPECT_NE(pod.error().message.find(
+                R"(metadata.ownerReferences: Invalid value: [{"apiVersion":"apps/v1","kind":)"
+                R"("DaemonSet","name":"a","uid":"1","controller":true},{"apiVersion":"apps/v1",)"
+                R"("kind":"DaemonSet","name":"b","uid":"2","controller":true}]: Only one )"
+                R"(reference can have Controller set to true. Found "true" in references for )"
+                R"(DaemonSet/a and DaemonSet/b)"),
+            std::string::npos)
+      << pod.error().message;
+  pod = create_pod(R"([{"apiVersion":"apps/","kind":"","name":"a","uid":""}])");
+  ASSERT_FALSE(pod);
+  for (const char* want :
+       {R"(metadata.ownerReferences.apiVersion: Invalid value: "apps/": )"
+        R"(version must not be empty)",
+        R"(metadata.ownerReferences.kind: Invalid value: "": must not be empty)",
+        R"(metadata.ownerReferences.uid: Invalid value: "": must not be empty)"}) {
+    EXPECT_NE(pod.error().message.find(want), std::string::npos) << pod.error().message;
+  }
+  EXPECT_TRUE(create_pod(
+      R"([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"a","uid":"1","controller":true,)"
+      R"("blockOwnerDeletion":true},{"apiVersion":"v1","kind":"Node","name":"n","uid":"2"}])"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "api/scheduling.h"
+#include "api/selector.h"
 #include "core/validation.h"
 
 namespace kt::server {
@@ -28,6 +29,57 @@ void AddNameErrors(FieldErrorList& errs, std::string_view field, std::string_vie
   }
 }
 
+// A list of owner references as upstream (>= 1.34) prints a bad one: JSON in Go field order.
+std::string OwnerReferencesJson(std::span<const api::OwnerReference> refs) {
+  std::string out = "[";
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const api::OwnerReference& r = refs[i];
+    if (i > 0) out += ",";
+    out += "{\"apiVersion\":" + JsonString(r.api_version) + ",\"kind\":" + JsonString(r.kind) +
+           ",\"name\":" + JsonString(r.name) + ",\"uid\":" + JsonString(r.uid);
+    if (r.controller) out += ",\"controller\":true";
+    if (r.block_owner_deletion) out += ",\"blockOwnerDeletion\":true";
+    out += "}";
+  }
+  return out + "]";
+}
+
+// Upstream ValidateOwnerReferences (apimachinery pkg/api/validation/objectmeta.go): every
+// reference names a version, kind, name and uid, and at most one is the controller.
+void ValidateOwnerReferences(std::span<const api::OwnerReference> refs, FieldErrorList& errs) {
+  const std::string path = "metadata.ownerReferences";
+  std::string first_controller;
+  for (const api::OwnerReference& r : refs) {
+    const size_t slash = r.api_version.rfind('/');
+    const std::string_view version = slash == std::string::npos
+                                         ? std::string_view(r.api_version)
+                                         : std::string_view(r.api_version).substr(slash + 1);
+    if (version.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".apiVersion", GoQuote(r.api_version),
+                                         "version must not be empty"));
+    }
+    if (r.kind.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".kind", GoQuote(r.kind), "must not be empty"));
+    }
+    if (r.name.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".name", GoQuote(r.name), "must not be empty"));
+    }
+    if (r.uid.empty()) {
+      errs.push_back(FieldError::Invalid(path + ".uid", GoQuote(r.uid), "must not be empty"));
+    }
+    if (!r.controller) continue;
+    const std::string name = r.kind + "/" + r.name;
+    if (first_controller.empty()) {
+      first_controller = name;
+      continue;
+    }
+    errs.push_back(FieldError::Invalid(
+        path, OwnerReferencesJson(refs),
+        "Only one reference can have Controller set to true. Found \"true\" in references for " +
+            first_controller + " and " + name));
+  }
+}
+
 void ValidateMeta(const ResourceInfo& info, const api::ObjectMeta& meta, FieldErrorList& errs) {
   if (meta.name.empty()) {
     errs.push_back(FieldError::Required("metadata.name", "name or generateName is required"));
@@ -46,6 +98,7 @@ void ValidateMeta(const ResourceInfo& info, const api::ObjectMeta& meta, FieldEr
       errs.push_back(FieldError::Invalid("metadata.annotations", GoQuote(key), std::move(m)));
     }
   }
+  ValidateOwnerReferences(meta.owner_references, errs);
 }
 
 // Upstream ValidateNodeSelectorRequirement (pkg/apis/core/validation), for a required term
@@ -196,6 +249,123 @@ Value MaskedPodSpec(const Value& pod, Alloc& alloc) {
   return spec;
 }
 
+// Go's %#v of a map[string]string, as upstream prints template labels.
+std::string GoStringMap(const api::StringMap& m) {
+  if (m.empty()) return "map[string]string(nil)";
+  std::string out = "map[string]string{";
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) out += ", ";
+    first = false;
+    out += GoQuote(k) + ":" + GoQuote(v);
+  }
+  return out + "}";
+}
+
+std::string IntOrStringValue(const api::IntOrString& v) {
+  return v.is_string ? GoQuote(v.string_value) : std::to_string(v.int_value);
+}
+
+// upstream getIntOrPercentValue: the percentage or the integer (0 for a bad percentage).
+int IntOrPercentValue(const api::IntOrString& v) {
+  if (!v.is_string) return v.int_value;
+  const std::string& s = v.string_value;
+  if (s.size() < 2 || s.back() != '%') return 0;
+  int n = 0;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return 0;
+    n = std::min(n * 10 + (s[i] - '0'), 1'000'000);
+  }
+  return n;
+}
+
+// Upstream ValidatePositiveIntOrPercent and IsNotMoreThan100Percent.
+void ValidateIntOrPercent(const api::IntOrString& v, const std::string& path,
+                          FieldErrorList& errs) {
+  if (!v.is_string) {
+    if (v.int_value < 0) {
+      errs.push_back(FieldError::Invalid(path, std::to_string(v.int_value),
+                                         "must be greater than or equal to 0"));
+    }
+    return;
+  }
+  const std::string& s = v.string_value;
+  bool ok = s.size() >= 2 && s.back() == '%';
+  for (size_t i = 0; ok && i + 1 < s.size(); ++i) ok = s[i] >= '0' && s[i] <= '9';
+  if (!ok) {
+    errs.push_back(FieldError::Invalid(
+        path, GoQuote(s),
+        "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  "
+        "or '93%', regex used for validation is '[0-9]+%')"));
+  } else if (IntOrPercentValue(v) > 100) {
+    errs.push_back(FieldError::Invalid(path, GoQuote(s), "must not be greater than 100%"));
+  }
+}
+
+// Upstream ValidateDaemonSetSpec and ValidateDaemonSetUpdate (pkg/apis/apps/validation): the
+// selector (set, not empty, matching the template's labels, immutable), the template's
+// restartPolicy, minReadySeconds and the update strategy.
+void ValidateDaemonSetSpec(const api::DaemonSet& ds, const Value* old_doc, const Value& doc,
+                           FieldErrorList& errs) {
+  if (!ds.selector) {
+    errs.push_back(FieldError::Required("spec.selector"));
+  } else if (ds.selector->match_labels.empty() && ds.selector->match_expressions.empty()) {
+    errs.push_back(
+        FieldError::Invalid("spec.selector", "{}", "empty selector is invalid for daemonset"));
+  } else if (Result<api::labels::Selector> sel = api::labels::FromLabelSelector(*ds.selector);
+             !sel) {
+    errs.push_back(FieldError::Invalid("spec.selector", "{}", sel.error().message()));
+  } else if (!sel->Matches(ds.template_.meta.labels)) {
+    errs.push_back(FieldError::Invalid("spec.template.metadata.labels",
+                                       GoStringMap(ds.template_.meta.labels),
+                                       "`selector` does not match template `labels`"));
+  }
+  if (old_doc != nullptr) {
+    auto selector_of = [](const Value& d) -> const Value* {
+      auto spec = d.FindMember("spec");
+      if (spec == d.MemberEnd() || !spec->value.IsObject()) return nullptr;
+      auto sel = spec->value.FindMember("selector");
+      return sel == spec->value.MemberEnd() ? nullptr : &sel->value;
+    };
+    const Value* a = selector_of(doc);
+    const Value* b = selector_of(*old_doc);
+    if ((a == nullptr) != (b == nullptr) || (a != nullptr && *a != *b)) {
+      errs.push_back(FieldError::Invalid("spec.selector", "{}", "field is immutable"));
+    }
+  }
+  const std::string& restart = ds.template_.spec.restart_policy;
+  if (!restart.empty() && restart != "Always") {
+    static constexpr std::string_view kAlways[] = {"Always"};
+    errs.push_back(
+        FieldError::NotSupported("spec.template.spec.restartPolicy", GoQuote(restart), kAlways));
+  }
+  if (ds.min_ready_seconds < 0) {
+    errs.push_back(FieldError::Invalid("spec.minReadySeconds", std::to_string(ds.min_ready_seconds),
+                                       "must be greater than or equal to 0"));
+  }
+  const std::string path = "spec.updateStrategy";
+  if (ds.update_strategy_type == "RollingUpdate") {
+    const std::string ru = path + ".rollingUpdate";
+    const api::IntOrString zero;
+    const api::IntOrString& unavailable = ds.max_unavailable.value_or(zero);
+    const api::IntOrString& surge = ds.max_surge.value_or(zero);
+    ValidateIntOrPercent(unavailable, ru + ".maxUnavailable", errs);
+    ValidateIntOrPercent(surge, ru + ".maxSurge", errs);
+    const bool has_unavailable = IntOrPercentValue(unavailable) != 0;
+    const bool has_surge = IntOrPercentValue(surge) != 0;
+    if (has_unavailable && has_surge) {
+      errs.push_back(FieldError::Invalid(ru + ".maxSurge", IntOrStringValue(surge),
+                                         "may not be set when maxUnavailable is non-zero"));
+    } else if (!has_unavailable && !has_surge) {
+      errs.push_back(
+          FieldError::Required(ru + ".maxUnavailable", "cannot be 0 when maxSurge is 0"));
+    }
+  } else if (ds.update_strategy_type != "OnDelete") {
+    static constexpr std::string_view kTypes[] = {"RollingUpdate", "OnDelete"};
+    errs.push_back(FieldError::NotSupported(path, GoQuote(ds.update_strategy_type), kTypes));
+  }
+}
+
 constexpr std::string_view kPodUpdateForbidden =
     "pod updates may not change fields other than `spec.containers[*].image`,"
     "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
@@ -308,7 +478,7 @@ FieldErrorList ValidateObject(const ResourceInfo& info, const Value& doc, const 
     }
     case Resource::kDaemonSets: {
       const api::DaemonSet& ds = *typed.Get<api::DaemonSet>();
-      if (!ds.selector) errs.push_back(FieldError::Required("spec.selector"));
+      ValidateDaemonSetSpec(ds, old_doc, doc, errs);
       FieldErrorList e =
           ValidateTolerations(ds.template_.spec.tolerations, "spec.template.spec.tolerations",
                               AllowComparisonOperators(gates, {}));

@@ -3,8 +3,9 @@
 # of kubectl-protocol.md §7, with the output asserted exactly where it is deterministic
 # (tables are compared with ages masked, see lib.sh). Ends with a clean restart on the same
 # data directory: every object and resourceVersion is back, and new writes go on counting up.
-# The server runs without its scheduler (--disable-scheduler), so that pods stay as created and
-# the output stays exact; scheduler_test.sh drives the scheduler.
+# The server runs without its scheduler (--disable-scheduler) and without the DaemonSet controller
+# (its DaemonSet has one hand-made pod), so that pods stay as created and the output stays exact;
+# scheduler_test.sh drives the scheduler, daemonset_test.sh the DaemonSet controller.
 # Usage: kubectl_test.sh path/to/kubetaint
 set -uo pipefail
 bin=${1:?usage: kubectl_test.sh KUBETAINT_BINARY}
@@ -18,11 +19,11 @@ gv=$("$bin" version | sed -nE 's/^kubetaint ([0-9.]+) \(Kubernetes (v[0-9.]+) se
 gv_re=$(printf '%s' "$gv" | sed 's/[.+]/\\&/g')
 data=$tmp/data
 # -v 2: the access log tells when a kubectl has listed and is about to watch (see wait below).
-# The node lifecycle controller is off: the demo nodes post no heartbeats, so during this test
-# they would turn NotReady and get node.kubernetes.io/unreachable taints, cordons would get
-# node.kubernetes.io/unschedulable, and its events would be listed; the tables here are exact.
-nlc_off='--controllers=*,-node-lifecycle-controller'
-start_server "$data" --nodes 3 -v 2 --disable-scheduler "$nlc_off" || finish
+# The node lifecycle controller is off (cordons would get node.kubernetes.io/unschedulable and
+# its events would be listed), and so is the DaemonSet controller (the DaemonSet here has one
+# hand-made pod): the tables here are exact.
+ctl_off='--controllers=*,-node-lifecycle-controller,-daemonset-controller'
+start_server "$data" --nodes 3 -v 2 --disable-scheduler "$ctl_off" || finish
 
 # logged REGEX: the server's access log has a line matching REGEX (written once a response is sent).
 logged() { grep -Eq -- "$1" "$srv_err"; }
@@ -733,7 +734,7 @@ check before rc 0
 stop_server
 if [ "$srv_rc" = 0 ]; then ok; else fail "SIGTERM: server exit status $srv_rc, want 0"; fi
 if grep -q 'SIGTERM received, stopping' "$srv_err"; then ok; else fail "SIGTERM: no stopping line"; fi
-start_server "$data" --nodes 3 -v 2 --disable-scheduler "$nlc_off" || finish
+start_server "$data" --nodes 3 -v 2 --disable-scheduler "$ctl_off" || finish
 snapshot after
 check after rc 0
 check_py after "every object back, field for field, with its resourceVersion" <<'PY'

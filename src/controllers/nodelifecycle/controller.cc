@@ -22,10 +22,6 @@ constexpr std::string_view kNodeNameIndex = "spec.nodeName";
 // NodeHealthUpdateRetry): six attempts in all.
 constexpr client::Duration kRetrySleepTime = milliseconds(20);
 constexpr int kNodeHealthUpdateAttempts = 6;
-// Taint writes that conflict are retried on a fresh read (UpdateTaintBackoff: 5 steps, 100 ms;
-// upstream's jitter is left out so that simulated runs repeat exactly).
-constexpr int kUpdateTaintAttempts = 5;
-constexpr client::Duration kUpdateTaintBackoff = milliseconds(100);
 // A queued node without a Ready condition is tried again after 50 ms (doNoExecuteTaintingPass).
 constexpr client::Duration kNoConditionRetry = milliseconds(50);
 
@@ -67,25 +63,6 @@ std::optional<client::Time> RenewTime(const ObjectPtr& lease) {
   return ParseTime(l->renew_time);
 }
 
-// A merge patch that sets spec.taints to `taints` if the node is still at `revision`.
-std::string TaintsPatch(store::Revision revision, const std::vector<Taint>& taints) {
-  rapidjson::Document doc(rapidjson::kObjectType);
-  auto& alloc = doc.GetAllocator();
-  rapidjson::Value meta(rapidjson::kObjectType);
-  const std::string rv = std::to_string(revision);
-  meta.AddMember("resourceVersion", rapidjson::Value(rv.c_str(), alloc), alloc);
-  rapidjson::Value list;  // null removes the field, as upstream's patch does for no taints
-  if (!taints.empty()) {
-    list.SetArray();
-    for (const Taint& t : taints) list.PushBack(api::TaintToValue(t, alloc), alloc);
-  }
-  rapidjson::Value spec(rapidjson::kObjectType);
-  spec.AddMember("taints", list, alloc);
-  doc.AddMember("metadata", meta, alloc);
-  doc.AddMember("spec", spec, alloc);
-  return api::EncodeJson(doc);
-}
-
 std::string PodKeyString(std::string_view ns, std::string_view name) {
   std::string key(ns);
   key.push_back('/');
@@ -110,6 +87,19 @@ Controller::Controller(Options options)
         client::NewCoreV1Recorder(client_, clock_, std::string(kEventComponent), options_.host);
   }
   pod_backoff_ = client::DefaultControllerRateLimiter(clock_);
+  TaintWriter::Options wo;
+  wo.client = client_;
+  wo.clock = clock_;
+  wo.box = box_;
+  wo.in_flight = &in_flight_;
+  wo.cached = [this](const std::string& node) { return nodes_->Get("", node); };
+  // A NoSchedule pass that found the node's taints being written runs once they are.
+  wo.idle = [this](const std::string& node) {
+    if (noschedule_waiting_.erase(node) > 0 && noschedule_queued_.insert(node).second) {
+      noschedule_queue_.push_back(node);
+    }
+  };
+  taint_writer_ = std::make_unique<TaintWriter>(std::move(wo));
   nodes_ = std::make_unique<client::Informer>(std::move(options_.nodes),
                                               client::Informer::Options::Manual(clock_, "nodes"));
   pods_ = std::make_unique<client::Informer>(std::move(options_.pods),
@@ -133,8 +123,8 @@ Controller::Controller(Options options)
       info->second.node = nullptr;
       info->second.retry = false;
     }
-    auto it = writers_.find(name);
-    if (it != writers_.end() && !it->second.busy) writers_.erase(it);
+    taint_writer_->Forget(name);
+    noschedule_waiting_.erase(name);
   };
   nodes_->AddEventHandler(std::move(node_handler));
   client::EventHandler lease_handler;
@@ -585,7 +575,7 @@ void Controller::ProcessTaintBaseEviction(const ObjectPtr& node, NodeInfo& info,
   const api::Node& n = *node->As<api::Node>();
   // Tainted for the other state: swapped at once, without waiting for a token.
   if (TaintExists(n.spec.taints, change->remove[0])) {
-    ChangeTaints(n.meta.name, std::move(*change), nullptr);
+    taint_writer_->Change(n.meta.name, std::move(*change), nullptr);
   } else {
     MarkNodeForTainting(node, info, status);
   }
@@ -628,7 +618,7 @@ void Controller::MarkNodeAsReachable(const ObjectPtr& node, NodeInfo& info) {
     auto it = tainters_.find(info.zone);
     if (it != tainters_.end()) it->second->Remove(n.meta.name);
   }
-  if (!change.empty()) ChangeTaints(n.meta.name, std::move(change), nullptr);
+  if (!change.empty()) taint_writer_->Change(n.meta.name, std::move(change), nullptr);
 }
 
 void Controller::AddZone(const std::string& zone) {
@@ -757,10 +747,9 @@ void Controller::OnNodeChange(const ObjectPtr& object) {
 }
 
 void Controller::DoNoScheduleTaintingPass(const std::string& name) {
-  auto w = writers_.find(name);
-  if (w != writers_.end() && w->second.busy) {
+  if (taint_writer_->Busy(name)) {
     // One write at a time per node: looked at again once the node's writes end.
-    w->second.noschedule_pending = true;
+    noschedule_waiting_.insert(name);
     return;
   }
   ObjectPtr object = nodes_->Get("", name);
@@ -773,7 +762,7 @@ void Controller::DoNoScheduleTaintingPass(const std::string& name) {
   }
   const client::Time now = clock_->Now();
   for (Taint& t : change.add) t.time_added = FormatRfc3339(now);
-  ChangeTaints(name, std::move(change), [this, name](bool ok) {
+  taint_writer_->Change(name, std::move(change), [this, name](bool ok) {
     if (ok) return noschedule_backoff_.Forget(name);
     clock_->AfterFunc(noschedule_backoff_.When(name), [this, box = box_, name] {
       box->Post([this, name] {
@@ -890,8 +879,8 @@ void Controller::TryZone(const std::string& zone) {
       continue;
     }
     zone_busy_.insert(zone);
-    ChangeTaints(value->node, std::move(*change),
-                 [this, zone, value = *value](bool ok) { Tainted(zone, value, ok, {}); });
+    taint_writer_->Change(value->node, std::move(*change),
+                          [this, zone, value = *value](bool ok) { Tainted(zone, value, ok, {}); });
     return;
   }
 }
@@ -904,95 +893,6 @@ void Controller::Tainted(const std::string& zone, const RateLimitedTimedQueue::V
   // Upstream's Try goes on with the next item at once.
   TryZone(zone);
   ArmTick();
-}
-
-// --- Taint writes ------------------------------------------------------------------------------
-
-void Controller::ChangeTaints(const std::string& node, TaintChange change,
-                              std::function<void(bool)> done) {
-  writers_[node].ops.push_back(TaintOp{std::move(change), std::move(done)});
-  StartTaintOp(node);
-}
-
-void Controller::StartTaintOp(const std::string& node) {
-  auto it = writers_.find(node);
-  if (it == writers_.end()) return;
-  Writer& w = it->second;
-  if (w.busy) return;
-  if (w.ops.empty()) {
-    if (w.noschedule_pending) {
-      w.noschedule_pending = false;
-      if (noschedule_queued_.insert(node).second) noschedule_queue_.push_back(node);
-    }
-    return;
-  }
-  w.busy = true;
-  w.attempt = 1;
-  // The informer's copy first (upstream reads the API server's cache first), unless it does not
-  // show this node's last write yet.
-  ObjectPtr object = nodes_->Get("", node);
-  if (object && object->revision > w.written_over) return ApplyTaintOp(node, object);
-  in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  client_->Get(Resource::kNodes, "", node,
-               [this, box = box_, node](server::ApiResult<ObjectPtr> r) {
-                 box->Post([this, node, r = std::move(r)] {
-                   in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-                   if (!r) return FinishTaintOp(node, false);
-                   ApplyTaintOp(node, *r);
-                 });
-               });
-}
-
-void Controller::ApplyTaintOp(const std::string& node, const ObjectPtr& object) {
-  Writer& w = writers_.at(node);
-  const api::Node* n = object->As<api::Node>();
-  if (n == nullptr) return FinishTaintOp(node, false);
-  std::optional<std::vector<Taint>> next = ApplyTaintChange(n->spec.taints, w.ops.front().change);
-  if (!next) return FinishTaintOp(node, true);  // already as wanted: no write
-  w.written_over = object->revision;
-  in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  client_->Patch(Resource::kNodes, "", node, server::Subresource::kNone,
-                 api::PatchType::kMergePatch, TaintsPatch(object->revision, *next),
-                 [this, box = box_, node](server::ApiResult<store::Bytes> r) {
-                   box->Post([this, node, r = std::move(r)]() mutable {
-                     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-                     TaintPatched(node, std::move(r));
-                   });
-                 });
-}
-
-void Controller::TaintPatched(const std::string& node, server::ApiResult<store::Bytes> result) {
-  if (result) return FinishTaintOp(node, true);
-  Writer& w = writers_.at(node);
-  if (!server::IsConflict(result.error()) || w.attempt >= kUpdateTaintAttempts) {
-    return FinishTaintOp(node, false);
-  }
-  // Someone else wrote the node since it was read: read it again and apply the change to that.
-  ++w.attempt;
-  clock_->AfterFunc(kUpdateTaintBackoff, [this, box = box_, node] {
-    box->Post([this, box, node] {
-      in_flight_.fetch_add(1, std::memory_order_acq_rel);
-      client_->Get(Resource::kNodes, "", node, [this, box, node](server::ApiResult<ObjectPtr> r) {
-        box->Post([this, node, r = std::move(r)] {
-          in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-          if (!r) return FinishTaintOp(node, false);
-          ApplyTaintOp(node, *r);
-        });
-      });
-    });
-  });
-}
-
-void Controller::FinishTaintOp(const std::string& node, bool ok) {
-  std::function<void(bool)> done;
-  {
-    Writer& w = writers_.at(node);
-    done = std::move(w.ops.front().done);
-    w.ops.pop_front();
-    w.busy = false;
-  }
-  if (done) done(ok);
-  StartTaintOp(node);
 }
 
 // --- Events and introspection ------------------------------------------------------------------

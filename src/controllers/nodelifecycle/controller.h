@@ -72,6 +72,7 @@
 #include "client/rate_limiter.h"
 #include "controllers/mailbox.h"
 #include "controllers/nodelifecycle/rate_limited_queue.h"
+#include "controllers/nodelifecycle/taint_writer.h"
 #include "controllers/nodelifecycle/taints.h"
 #include "controllers/nodelifecycle/zones.h"
 
@@ -217,21 +218,6 @@ class Controller {
     std::vector<PassNode> nodes;
     size_t pending = 0;  // status writes not finished
   };
-  // A change of one node's taints, applied to its live taints.
-  struct TaintOp {
-    TaintChange change;
-    std::function<void(bool ok)> done;
-  };
-  // One node's taint writes, one at a time.
-  struct Writer {
-    std::deque<TaintOp> ops;
-    bool busy = false;
-    int attempt = 0;
-    // The revision the last write was computed from: an informer copy not newer than it is
-    // stale for the next one.
-    store::Revision written_over = 0;
-    bool noschedule_pending = false;  // a NoSchedule pass waits for the writes to end
-  };
   struct PodKey {
     std::string namespace_;
     std::string name;
@@ -275,13 +261,6 @@ class Controller {
   void Tainted(const std::string& zone, const RateLimitedTimedQueue::Value& value, bool ok,
                client::Duration retry_after);
 
-  // Taint writes.
-  void ChangeTaints(const std::string& node, TaintChange change, std::function<void(bool)> done);
-  void StartTaintOp(const std::string& node);
-  void ApplyTaintOp(const std::string& node, const server::ObjectPtr& object);
-  void TaintPatched(const std::string& node, server::ApiResult<store::Bytes> result);
-  void FinishTaintOp(const std::string& node, bool ok);
-
   void NodeEvent(const std::string& name, const std::string& uid, std::string_view reason,
                  std::string message);
 
@@ -309,7 +288,9 @@ class Controller {
   client::TimerId tick_timer_ = 0;
   client::Time tick_armed_for_{};
   uint64_t tick_generation_ = 0;
-  StringMap<Writer> writers_;
+  std::unique_ptr<TaintWriter> taint_writer_;
+  // Nodes whose NoSchedule pass waits for their taint writes to end.
+  std::unordered_set<std::string> noschedule_waiting_;
   std::deque<std::string> noschedule_queue_;
   std::unordered_set<std::string> noschedule_queued_;
   client::ItemExponentialFailureRateLimiter noschedule_backoff_;

@@ -553,7 +553,7 @@ TEST(DaemonSetControllerTest, OrphansAreAdoptedAndStrangersReleased) {
   ASSERT_TRUE(c.api().CreateSync(
       server::Resource::kPods, "default",
       R"({"metadata":{"name":"orphan","labels":{"app":"agent"}},)"
-      R"("spec":{"nodeName":"node1","containers":[{"name":"c","image":"v1"}]}})"));
+      R"("spec":{"nodeName":"node1","terminationGracePeriodSeconds":0,"containers":[{"name":"c","image":"v1"}]}})"));
   // OnDelete: a rolling update would replace the adopted pod, which lacks the template's hash.
   c.CreateDaemonSet("agent", R"("updateStrategy":{"type":"OnDelete"})");
   const api::DaemonSet ds = c.GetDaemonSet("agent");

@@ -63,12 +63,14 @@ class Cluster : public controllers::testing::ApiCluster {
   }
 
   // A DaemonSet selecting app=<name> with one container of `image`; `spec_extra` and
-  // `pod_spec_extra` are more members of spec and of spec.template.spec.
+  // `pod_spec_extra` are more members of spec and of spec.template.spec. Its pods have
+  // terminationGracePeriodSeconds 0: there is no kubelet here to end a graceful deletion.
   void CreateDaemonSet(const std::string& name, const std::string& spec_extra = "",
                        const std::string& pod_spec_extra = "", const std::string& image = "v1") {
     std::string spec = Cat({R"({"selector":{"matchLabels":{"app":")", name,
                             R"("}},"template":{"metadata":{"labels":{"app":")", name,
-                            R"("}},"spec":{"containers":[{"name":"c","image":")", image, "\"}"});
+                            R"("}},"spec":{"terminationGracePeriodSeconds":0,)",
+                            R"("containers":[{"name":"c","image":")", image, "\"}"});
     spec.append("]").append(pod_spec_extra.empty() ? "" : "," + pod_spec_extra).append("}}");
     if (!spec_extra.empty()) spec.append(",").append(spec_extra);
     spec.append("}");

@@ -199,6 +199,11 @@ int RunServe(const ServeOptions& options) {
     ko.node.prefix = "node";
     ko.node.count = options.nodes;
     ko.status_update_frequency = options.node_status_update_frequency;
+    // A kubelet renews its lease every quarter of the lease duration; with a node monitor grace
+    // period shorter than the 40 s default lease, the lease is shortened to it, so that the
+    // node lifecycle controller of this process never takes a live node for a silent one.
+    ko.lease_duration = std::min<std::chrono::nanoseconds>(std::chrono::seconds(40),
+                                                           options.node_monitor_grace_period);
     kubelets = std::make_unique<kubelet::Kubelets>(std::move(ko));
     kubelets->Start();
     if (!kubelets->WaitRegistered(std::chrono::steady_clock::now() + std::chrono::seconds(60))) {

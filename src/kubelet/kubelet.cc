@@ -433,11 +433,13 @@ void Kubelets::Registered(int i, server::ApiResult<store::Bytes> r) {
   }
   const client::Time now = clock_->Now();
   const client::Duration renew = options_.lease_duration / 4;
-  // Nodes tick in ten groups a second apart, on whole seconds: thousands of nodes do not renew
+  // Nodes tick in ten groups a tenth of the period apart (on whole seconds with the default 10 s
+  // period): thousands of nodes do not renew
   // at once, and the nodes of a group share one wake-up of the loop (on a 2-core machine the
   // wake-ups, not the writes, were most of the kubelets' CPU with 5,000 nodes spread evenly).
-  const client::Time grid = std::chrono::floor<std::chrono::seconds>(now);
-  const client::Duration offset = std::chrono::seconds(i % 10);
+  const client::Time grid =
+      renew >= std::chrono::seconds(10) ? std::chrono::floor<std::chrono::seconds>(now) : now;
+  const client::Duration offset = renew * (i % 10) / 10;
   RenewLease(i);
   loop_->At(grid + renew + offset, [this, i] { LeaseTick(i); });
   if (n.status_dirty) PostStatus(i);

@@ -50,7 +50,9 @@ whitelist:
 - {key: node.kubernetes.io/memory-pressure, operator: Exists, effect: NoSchedule}
 YAML
 
-server plugins --disable-scheduler \
+# The node lifecycle controller is off: it would remove node.kubernetes.io/not-ready:NoSchedule
+# from the kubelet-less node created below (no Ready condition yet), as upstream's does.
+server plugins --disable-scheduler '--controllers=*,-node-lifecycle-controller' \
   --enable-admission-plugins=PodTolerationRestriction,ExtendedResourceToleration,TaintNodesByCondition \
   --admission-control-config-file "$tmp/config/admission.yaml"
 

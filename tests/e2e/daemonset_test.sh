@@ -12,9 +12,11 @@
 #   5. an untolerated NoExecute taint: the controller deletes the pod (taint eviction controller
 #      off, so the delete is the DaemonSet controller's), SuccessfulDelete event
 #   6. --controllers=*,-daemonset-controller: no daemon pods
-# No simulated kubelets run yet, so pods never become Ready by themselves: the test marks them
-# Running and Ready through the pods/status subresource with kubectl, as a kubelet would (to be
-# replaced by simulated kubelets when serve runs them).
+# The nodes here have no kubelet (serve's simulated kubelets would run the pods at once): they
+# are created with kubectl, Ready, and the test marks pods Running and Ready through the
+# pods/status subresource with kubectl, as a kubelet would, to see rollout status wait first.
+# The node lifecycle controller is off (these nodes never heartbeat), and the daemon pods have no
+# grace period (nothing would end a graceful deletion).
 # Usage: daemonset_test.sh path/to/kubetaint
 set -uo pipefail
 bin=${1:?usage: daemonset_test.sh KUBETAINT_BINARY}
@@ -88,12 +90,37 @@ spec:
     metadata:
       labels: {app: agent}
     spec:
+      terminationGracePeriodSeconds: 0
       containers:
       - {name: agent, image: "agent:v1"}
 EOF
 
+# nodes N: node1..nodeN, Ready, 4 cpu, 16Gi, 110 pods, with no kubelet behind them.
+nodes() {
+  local i
+  : >"$tmp/nodes.yaml"
+  for i in $(seq 1 "$1"); do
+    cat >>"$tmp/nodes.yaml" <<EOF
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node$i
+  labels: {kubernetes.io/hostname: node$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
+status:
+  capacity: {cpu: "4", memory: 16Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: kubelet is posting ready status}
+EOF
+  done
+  kc "nodes_$srv_n" create -f "$tmp/nodes.yaml"
+  check "nodes_$srv_n" rc 0
+}
+
 # --- 1. one pod per node ------------------------------------------------------------------------
-server one --nodes 3 --store memory
+server one --store memory '--controllers=*,-node-lifecycle-controller'
+nodes 3
 kc apply apply -f "$tmp/agent.yaml"
 check apply rc 0 out "daemonset.apps/agent created"
 await "a bound agent pod on each node" nodes_are pods_bound "node1
@@ -238,7 +265,8 @@ kc still_cordoned get pod "$pod3" -o jsonpath='{.spec.nodeName}'
 check still_cordoned rc 0 out "node3"
 
 # --- 5. NoExecute: the controller deletes the pod ----------------------------------------------
-server two --nodes 2 --store memory --controllers='*,-taint-eviction-controller'
+server two --store memory --controllers='*,-taint-eviction-controller,-node-lifecycle-controller'
+nodes 2
 kc apply2 apply -f "$tmp/agent.yaml"
 check apply2 rc 0 out "daemonset.apps/agent created"
 await "a bound agent pod on each node" nodes_are pods2 "node1
@@ -259,7 +287,8 @@ await "a pod on node2 again" nodes_are pods2_back "node1
 node2"
 
 # --- 6. --controllers=*,-daemonset-controller --------------------------------------------------
-server off --nodes 1 --store memory --controllers='*,-daemonset-controller'
+server off --store memory --controllers='*,-daemonset-controller,-node-lifecycle-controller'
+nodes 1
 kc apply3 apply -f "$tmp/agent.yaml"
 check apply3 rc 0 out "daemonset.apps/agent created"
 # A plain pod the scheduler binds shows that the components run; the DaemonSet has no pod.

@@ -15,8 +15,8 @@ finish() {
   exit
 }
 
-# Without the node lifecycle controller: the demo nodes post no heartbeats, and a slow run would
-# see them tainted node.kubernetes.io/unreachable, which `check` reports.
+# Without the node lifecycle controller, so that the only taints on the nodes are the ones this
+# test adds (a slow run could otherwise see a node's condition taints, which `check` reports).
 start_server "$tmp/data" --nodes 2 --disable-scheduler '--controllers=*,-node-lifecycle-controller' || finish
 
 pod() {  # NAME NODE TOLERATIONS-JSON

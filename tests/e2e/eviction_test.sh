@@ -34,10 +34,9 @@ fi
 gone_limit=10  # seconds an eviction that should happen at once may take (slow machines)
 
 # server NAME [SERVE_ARGS...]: stops the previous block's server (it must exit 0 on SIGTERM),
-# then starts a fresh one with three demo nodes on $tmp/NAME. The node lifecycle controller is
-# off: the demo nodes post no heartbeats, so within a block's run they would turn Unknown and get
-# node.kubernetes.io/unreachable taints, and the cordons here would get the unschedulable taint
-# (which the blocks add by hand); this test is about the taints it sets itself.
+# then starts a fresh one with three simulated nodes on $tmp/NAME. The node lifecycle controller
+# is off: the cordons here would get the unschedulable taint (which the blocks add by hand); this
+# test is about the taints it sets itself.
 server() {
   local name=$1
   shift

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end: the node lifecycle controller of `kubetaint serve`, seen through the real kubectl,
-# with short flags (--node-monitor-period 500ms --node-monitor-grace-period 10s). The demo nodes
-# node1..node4 post no heartbeats of their own; a small heartbeat loop (python3, standard
-# library) renews the Leases in kube-node-lease of the nodes named in $tmp/alive every 500 ms, as
-# kubelets do every 10 s. (The grace period is 10 s rather than 3: on a loaded 2-core machine the
-# loop can fall seconds behind, and a node it renews must never look silent.)
+# with short flags (--node-monitor-period 500ms --node-monitor-grace-period 10s). The nodes are
+# serve's simulated kubelets, whose leases then last 10 s (renewed every 2.5 s); node4 is cut off
+# with the kubetaint.io/simulate=unreachable annotation, and heals when it is removed. A small
+# heartbeat loop (python3, standard library) also renews the Leases of the nodes named in
+# $tmp/alive every 500 ms, so that on a loaded 2-core machine a live node never looks silent.
 #   1. bad flag values: pflag's messages, exit status 2
 #   2. node4 is silent: Ready Unknown with upstream's reason and message, the unreachable
 #      taints (NoSchedule and, its zone being healthy, NoExecute), the events; the others stay
@@ -100,6 +100,8 @@ start_server "$tmp/data" --store memory --nodes 4 --disable-scheduler \
   --node-monitor-period 500ms --node-monitor-grace-period 10s --node-startup-grace-period 10s ||
   finish
 heartbeats
+kc n4_cut annotate node node4 kubetaint.io/simulate=unreachable
+check n4_cut rc 0 out "node/node4 annotated"
 
 unreachable='node.kubernetes.io/unreachable:NoExecute node.kubernetes.io/unreachable:NoSchedule'
 if wait_for 30 field_is n4_ready Unknown node4 "$ready_of"; then ok; else
@@ -113,8 +115,8 @@ fi
 kc n4_describe describe node node4
 check n4_describe rc 0 \
   has '^  Ready +Unknown .* NodeStatusUnknown +Kubelet stopped posting node status\.$' \
-  has '^  MemoryPressure +Unknown .* NodeStatusNeverUpdated +Kubelet never posted node status\.$' \
-  has '^  PIDPressure +Unknown .* NodeStatusNeverUpdated +Kubelet never posted node status\.$' \
+  has '^  MemoryPressure +Unknown .* NodeStatusUnknown +Kubelet stopped posting node status\.$' \
+  has '^  PIDPressure +Unknown .* NodeStatusUnknown +Kubelet stopped posting node status\.$' \
   has '^Taints: +node\.kubernetes\.io/unreachable:NoExecute$' \
   has '^ +node\.kubernetes\.io/unreachable:NoSchedule$' \
   has '^  Normal +RegisteredNode .* node-controller +Node node4 event: Registered Node node4 in Controller$' \
@@ -145,11 +147,8 @@ if wait_for 10 taints_are n2_uncordoned node2 ''; then ok; else
 fi
 
 # --- 4. node4 back ---------------------------------------------------------------------------
-echo node4 >>"$alive"
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-kc n4_post patch node node4 --subresource=status --type=strategic -p \
-  "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":\"kubelet is posting ready status\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}"
-check n4_post rc 0
+kc n4_heal annotate node node4 kubetaint.io/simulate-
+check n4_heal rc 0 out "node/node4 annotated"
 if wait_for 30 taints_are n4_back node4 ''; then ok; else
   fail "node4: its taints did not go once it was back"
   _show n4_back
@@ -168,6 +167,8 @@ if [ "$srv_rc" = 0 ]; then ok; else fail "SIGTERM: exit status $srv_rc"; fi
 start_server "$tmp/off" --store memory --nodes 1 --disable-scheduler \
   --node-monitor-period 200ms --node-monitor-grace-period 1s '--controllers=*,-node-lifecycle-controller' ||
   finish
+kc off_cut annotate node node1 kubetaint.io/simulate=unreachable
+check off_cut rc 0
 t_end=$(($(_now_ms) + 3000))
 looks=0
 while :; do

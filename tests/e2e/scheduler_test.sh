@@ -23,10 +23,10 @@ require_kubectl
 
 limit=20  # seconds any one wait for the scheduler may take
 
-# Every block's server runs without the node lifecycle controller: the demo nodes post no
-# heartbeats, so a block running past their grace period would see them NotReady and tainted
-# node.kubernetes.io/unreachable, cordons would get node.kubernetes.io/unschedulable, and its
-# events would show in the blocks that list events.
+# Every block's server runs without the node lifecycle controller: nodes the blocks create with
+# kubectl have no kubelet and would turn NotReady and tainted node.kubernetes.io/unreachable,
+# cordons would get node.kubernetes.io/unschedulable, and its events would show in the blocks
+# that list events; what is checked here is the scheduler's work alone.
 nlc_off='--controllers=*,-node-lifecycle-controller'
 
 # out_is NAME WANT KUBECTL_ARGS...: runs the kubectl as NAME; true when its stdout is WANT.

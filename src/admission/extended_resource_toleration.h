@@ -10,8 +10,8 @@
 // One deliberate difference: upstream looks only at the names under resources.requests, so a
 // request of 0 — a pod that needs none of the resource — gets the toleration too and may land
 // on the special hardware; kubetaint skips zero requests. A resource with only a limit counts:
-// its request has been defaulted to the limit before admission. Pods only, on create and update, never their
-// subresources.
+// its request has been defaulted to the limit before admission. Pods only, on create and update,
+// never their subresources.
 //
 // Thread safety: immutable.
 #pragma once

@@ -1,4 +1,5 @@
-// The simulated kubelets against a real Registry on the memory store, on a simulated clock:
+// The simulated kubelets against a real Registry on the memory store, on a simulated clock
+// (controllers/testing/api.h):
 // Settle() runs the kubelets and their writes to quiescence, Advance() steps through timers, so
 // nothing sleeps.
 #include "kubelet/kubelet.h"
@@ -13,8 +14,7 @@
 #include <rapidjson/pointer.h>
 
 #include "api/codec.h"
-#include "server/registry.h"
-#include "store/store.h"
+#include "controllers/testing/api.h"
 
 namespace kt::kubelet {
 namespace {
@@ -25,26 +25,15 @@ using std::chrono::seconds;
 
 class KubeletTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    store_ = store::NewMemoryStore();
-    server::Registry::Options ro;
-    ro.now = [this] {
-      return std::chrono::time_point_cast<std::chrono::system_clock::duration>(clock_.Now());
-    };
-    registry_ = std::make_unique<server::Registry>(store_.get(), ro);
-    ASSERT_TRUE(registry_->Start().ok());
-    client_ = client::NewInProcessClient(registry_.get());
-  }
   void TearDown() override {
     if (kubelets_) kubelets_->Stop();
-    registry_->Stop();
   }
   void Start(NodeTemplate node) {
     Kubelets::Options o;
-    o.clock = &clock_;
-    o.client = client_.get();
-    o.pods = client::NewCacheListerWatcher(&registry_->cache(Resource::kPods));
-    o.nodes = client::NewCacheListerWatcher(&registry_->cache(Resource::kNodes));
+    o.clock = &api_.clock;
+    o.client = client_;
+    o.pods = api_.ListerWatcher(Resource::kPods);
+    o.nodes = api_.ListerWatcher(Resource::kNodes);
     o.node = std::move(node);
     o.kubelet_version = "v1.35.0";
     o.manual = true;
@@ -57,40 +46,16 @@ class KubeletTest : public ::testing::Test {
     t.count = count;
     Start(std::move(t));
   }
-  void SyncCaches() {
-    for (Resource r : {Resource::kNodes, Resource::kPods, Resource::kLeases}) {
-      std::promise<void> synced;
-      registry_->Sync(r, [&] { synced.set_value(); });
-      synced.get_future().wait();
-    }
-  }
   void Settle() {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-    for (int quiet = 0; quiet < 2;) {
-      SyncCaches();
-      const size_t n = kubelets_->RunPending();
-      if (n == 0 && kubelets_->InFlight() == 0) {
-        ++quiet;
-      } else {
-        quiet = 0;
-        if (n == 0) std::this_thread::yield();
-      }
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no quiescence";
-    }
+    controllers::testing::Settle(*kubelets_, [this] {
+      api_.SyncCaches({Resource::kNodes, Resource::kPods, Resource::kLeases});
+    });
   }
   void Advance(client::Duration d) {
-    const client::Time end = clock_.Now() + d;
-    client::Time next;
-    while (clock_.NextDeadline(&next) && next <= end) {
-      clock_.AdvanceTo(next);
-      Settle();
-    }
-    clock_.AdvanceTo(end);
-    Settle();
+    controllers::testing::AdvanceTo(api_.clock, api_.clock.Now() + d, [this] { Settle(); });
   }
   ObjectPtr Get(Resource r, std::string_view ns, std::string_view name) {
-    SyncCaches();
-    return registry_->cache(r).Get(ns, name);
+    return api_.Get(r, ns, name);
   }
   rapidjson::Document Json(const ObjectPtr& o) {
     Result<rapidjson::Document> d = api::ParseJson(*o->json);
@@ -136,10 +101,8 @@ class KubeletTest : public ::testing::Test {
     Settle();
   }
 
-  client::SimulatedClock clock_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<server::Registry> registry_;
-  std::unique_ptr<client::Client> client_;
+  controllers::testing::TestApi api_;
+  client::Client* client_ = &api_.client();
   std::unique_ptr<Kubelets> kubelets_;
 };
 

@@ -29,7 +29,7 @@ class Cluster : public controllers::testing::ApiCluster {
   explicit Cluster(FeatureGates gates = {}) : ApiCluster(gates) {
     Controller::Options o;
     o.clock = &clock;
-    o.client = inner_.get();
+    o.client = inner_;
     o.daemonsets = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kDaemonSets));
     o.pods = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kPods));
     o.nodes = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kNodes));

@@ -1,5 +1,5 @@
-// The pod garbage collector against a real Registry on a simulated clock; Settle() runs it and
-// its writes to quiescence, so nothing sleeps.
+// The pod garbage collector against a real Registry on a simulated clock (controllers/testing):
+// Settle() runs it and its writes to quiescence, so nothing sleeps.
 #include "controllers/podgc/controller.h"
 
 #include <future>
@@ -9,8 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/registry.h"
-#include "store/store.h"
+#include "controllers/testing/api.h"
 
 namespace kt::controllers::podgc {
 namespace {
@@ -21,26 +20,15 @@ using std::chrono::seconds;
 
 class PodGcTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    store_ = store::NewMemoryStore();
-    server::Registry::Options ro;
-    ro.now = [this] {
-      return std::chrono::time_point_cast<std::chrono::system_clock::duration>(clock_.Now());
-    };
-    registry_ = std::make_unique<server::Registry>(store_.get(), ro);
-    ASSERT_TRUE(registry_->Start().ok());
-    client_ = client::NewInProcessClient(registry_.get());
-  }
   void TearDown() override {
     if (gc_) gc_->Stop();
-    registry_->Stop();
   }
   void Start(int64_t threshold = 12500) {
     Controller::Options o;
-    o.clock = &clock_;
-    o.client = client_.get();
-    o.pods = client::NewCacheListerWatcher(&registry_->cache(Resource::kPods));
-    o.nodes = client::NewCacheListerWatcher(&registry_->cache(Resource::kNodes));
+    o.clock = &api_.clock;
+    o.client = &api_.client();
+    o.pods = api_.ListerWatcher(Resource::kPods);
+    o.nodes = api_.ListerWatcher(Resource::kNodes);
     o.terminated_pod_gc_threshold = threshold;
     o.manual = true;
     gc_ = std::make_unique<Controller>(std::move(o));
@@ -48,64 +36,35 @@ class PodGcTest : public ::testing::Test {
     Settle();
   }
   void Settle() {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-    for (int quiet = 0; quiet < 2;) {
-      for (Resource r : {Resource::kNodes, Resource::kPods}) {
-        std::promise<void> synced;
-        registry_->Sync(r, [&] { synced.set_value(); });
-        synced.get_future().wait();
-      }
-      const size_t n = gc_->RunPending();
-      if (n == 0 && gc_->InFlight() == 0) {
-        ++quiet;
-      } else {
-        quiet = 0;
-        if (n == 0) std::this_thread::yield();
-      }
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no quiescence";
-    }
+    testing::Settle(*gc_, [this] { api_.SyncCaches({Resource::kNodes, Resource::kPods}); });
   }
   void Advance(client::Duration d) {
-    const client::Time end = clock_.Now() + d;
-    client::Time next;
-    while (clock_.NextDeadline(&next) && next <= end) {
-      clock_.AdvanceTo(next);
-      Settle();
-    }
-    clock_.AdvanceTo(end);
-    Settle();
+    testing::AdvanceTo(api_.clock, api_.clock.Now() + d, [this] { Settle(); });
   }
   void Node(const std::string& name, const std::string& ready = "True",
             const std::string& taints = "[]") {
-    ASSERT_TRUE(client_->CreateSync(Resource::kNodes, "",
-                                    R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" +
-                                        name + R"("},"spec":{"taints":)" + taints +
-                                        R"(},"status":{"conditions":[{"type":"Ready","status":")" +
-                                        ready + R"("}]}})"));
+    ASSERT_TRUE(api_.client().CreateSync(
+        Resource::kNodes, "",
+        R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+            R"("},"spec":{"taints":)" + taints +
+            R"(},"status":{"conditions":[{"type":"Ready","status":")" + ready + R"("}]}})"));
   }
   void Pod(const std::string& name, const std::string& node, const std::string& extra = "") {
     std::string spec = R"("containers":[{"name":"c","image":"x"}])";
     if (!node.empty()) spec += R"(,"nodeName":")" + node + "\"";
-    ASSERT_TRUE(client_->CreateSync(Resource::kPods, "default",
-                                    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" +
-                                        name + R"(")" + extra + R"(},"spec":{)" + spec + "}}"));
+    ASSERT_TRUE(api_.client().CreateSync(Resource::kPods, "default",
+                                         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" +
+                                             name + R"(")" + extra + R"(},"spec":{)" + spec +
+                                             "}}"));
   }
   void Phase(const std::string& name, const std::string& phase) {
-    ASSERT_TRUE(client_->PatchSync(Resource::kPods, "default", name, server::Subresource::kStatus,
-                                   api::PatchType::kMergePatch,
-                                   R"({"status":{"phase":")" + phase + R"("}})"));
+    ASSERT_TRUE(api_.client().PatchSync(Resource::kPods, "default", name,
+                                        server::Subresource::kStatus, api::PatchType::kMergePatch,
+                                        R"({"status":{"phase":")" + phase + R"("}})"));
   }
-  ObjectPtr Get(const std::string& name) {
-    std::promise<void> synced;
-    registry_->Sync(Resource::kPods, [&] { synced.set_value(); });
-    synced.get_future().wait();
-    return registry_->cache(Resource::kPods).Get("default", name);
-  }
+  ObjectPtr Get(const std::string& name) { return api_.Get(Resource::kPods, "default", name); }
 
-  client::SimulatedClock clock_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<server::Registry> registry_;
-  std::unique_ptr<client::Client> client_;
+  controllers::testing::TestApi api_;
   std::unique_ptr<Controller> gc_;
 };
 
@@ -157,8 +116,8 @@ TEST_F(PodGcTest, TerminatingPodsOnAnOutOfServiceNodeThatIsDownAreForceDeleted) 
   Pod("running", "down");
   Pod("elsewhere", "up");
   Start();
-  ASSERT_TRUE(client_->DeleteSync(Resource::kPods, "default", "stuck"));
-  ASSERT_TRUE(client_->DeleteSync(Resource::kPods, "default", "elsewhere"));
+  ASSERT_TRUE(api_.client().DeleteSync(Resource::kPods, "default", "stuck"));
+  ASSERT_TRUE(api_.client().DeleteSync(Resource::kPods, "default", "elsewhere"));
   ASSERT_TRUE(Get("stuck")->meta().deletion_timestamp.has_value());
   Advance(seconds(21));
   EXPECT_EQ(Get("stuck"), nullptr);
@@ -171,7 +130,7 @@ TEST_F(PodGcTest, TerminatedPodsBeyondTheThresholdGoOldestFirst) {
   for (int i = 0; i < 4; ++i) {
     Pod("done-" + std::to_string(i), "n");
     Phase("done-" + std::to_string(i), i == 3 ? "Failed" : "Succeeded");
-    clock_.Advance(seconds(1));
+    api_.clock.Advance(seconds(1));
   }
   Pod("running", "n");
   Start(/*threshold=*/2);

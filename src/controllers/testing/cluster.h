@@ -1,9 +1,9 @@
-// The API side of a controller test: a Registry on the memory store, a simulated clock for its
-// timestamps and the controllers' timers, an in-process client, and helpers that write nodes and
-// pods as a user, a scheduler or a kubelet would. A test's cluster derives from ApiCluster,
-// builds its controllers in manual mode and runs them in RunControllers; Settle() then runs
-// everything to quiescence — writes in the caches, informer changes handled, controller writes
-// finished — so tests never sleep. For tests only.
+// The API side of a controller test: testing::TestApi (api.h: a Registry on the memory store, a
+// simulated clock for its timestamps and the controllers' timers, an in-process client), and
+// helpers that write nodes and pods as a user, a scheduler or a kubelet would. A test's cluster
+// derives from ApiCluster, builds its controllers in manual mode and runs them in RunControllers;
+// Settle() then runs everything to quiescence — writes in the caches, informer changes handled,
+// controller writes finished — so tests never sleep. For tests only.
 //
 //   class Cluster : public controllers::testing::ApiCluster {
 //     size_t RunControllers() override { return controller->RunPending(); }
@@ -24,6 +24,7 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "controllers/testing/api.h"
 #include "core/feature_gates.h"
 #include "core/time.h"
 #include "server/registry.h"
@@ -33,51 +34,26 @@ namespace kt::controllers::testing {
 
 class ApiCluster {
  public:
-  explicit ApiCluster(FeatureGates gates = {}) : store_(store::NewMemoryStore()) {
-    server::Registry::Options ro;
-    ro.gates = gates;
-    ro.now = [this] {
-      return std::chrono::time_point_cast<std::chrono::system_clock::duration>(clock.Now());
-    };
-    registry_ = std::make_unique<server::Registry>(store_.get(), ro);
-    if (!registry_->Start().ok()) std::abort();
-    inner_ = client::NewInProcessClient(registry_.get());
-  }
+  explicit ApiCluster(FeatureGates gates = {})
+      : test_api_(gates),
+        clock(test_api_.clock),
+        registry_(&test_api_.registry()),
+        inner_(&test_api_.client()) {}
   // A derived cluster stops its controllers in its own destructor, before this one runs.
-  virtual ~ApiCluster() { registry_->Stop(); }
+  virtual ~ApiCluster() = default;
   ApiCluster(const ApiCluster&) = delete;
   ApiCluster& operator=(const ApiCluster&) = delete;
 
   // Runs informers, the controllers and every write they started until nothing is left to do.
   void Settle() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    int quiet = 0;
-    while (quiet < 2) {
-      SyncCaches();
-      const size_t n = RunControllers();
-      if (n == 0 && !WritesInFlight()) {
-        ++quiet;
-      } else {
-        quiet = 0;
-        if (n == 0) std::this_thread::yield();  // a controller's write is under way
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        std::fprintf(stderr, "Settle: no quiescence within 30 s\n");
-        std::abort();
-      }
-    }
+    Runner runner{this};
+    testing::Settle(runner, [this] { SyncCaches(); });
   }
   // Moves the clock forward by `d`, stopping at every timer on the way and settling there, as
   // if the controllers ran all along.
   void Advance(client::Duration d) { AdvanceTo(clock.Now() + d); }
   void AdvanceTo(client::Time end) {
-    client::Time next;
-    while (clock.NextDeadline(&next) && next <= end) {
-      clock.AdvanceTo(next);
-      Settle();
-    }
-    clock.AdvanceTo(end);
-    Settle();
+    testing::AdvanceTo(clock, end, [this] { Settle(); });
   }
 
   // A taint `testTaint<i>=test<i>:<effect>` (upstream's fixtures), added now.
@@ -175,19 +151,19 @@ class ApiCluster {
     return registry_->cache(r).List(server::ObjectFilter()).items;
   }
   void SyncCaches() {
-    for (server::Resource r : {server::Resource::kPods, server::Resource::kNodes,
-                               server::Resource::kEvents, server::Resource::kDaemonSets}) {
-      std::promise<void> done;
-      registry_->Sync(r, [&] { done.set_value(); });
-      done.get_future().wait();
-    }
+    test_api_.SyncCaches({server::Resource::kPods, server::Resource::kNodes,
+                          server::Resource::kEvents, server::Resource::kDaemonSets});
   }
 
   server::Registry& registry() { return *registry_; }
   // The client the helpers write with (not a controller's).
   client::Client& api() { return *inner_; }
 
-  client::SimulatedClock clock;
+ private:
+  TestApi test_api_;  // first: the members below refer to it
+
+ public:
+  client::SimulatedClock& clock;
 
  protected:
   // One round of the controllers under test (their RunPending); returns how much they handled.
@@ -195,17 +171,19 @@ class ApiCluster {
   // Whether some controller write is still under way (Settle waits for it).
   virtual bool WritesInFlight() const { return false; }
 
-  [[noreturn]] static void Abort(const std::string& message) {
-    std::fprintf(stderr, "write failed: %s\n", message.c_str());
-    std::abort();
-  }
-  static void Must(const server::ApiResult<store::Bytes>& r) {
-    if (!r) Abort(r.error().message);
-  }
+  [[noreturn]] static void Abort(const std::string& message) { TestApi::Abort(message); }
+  static void Must(const server::ApiResult<store::Bytes>& r) { TestApi::Must(r); }
 
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<server::Registry> registry_;
-  std::unique_ptr<client::Client> inner_;
+  server::Registry* registry_;
+  client::Client* inner_;
+
+ private:
+  // Settle's view of the controllers under test.
+  struct Runner {
+    ApiCluster* cluster;
+    size_t RunPending() { return cluster->RunControllers(); }
+    size_t InFlight() const { return cluster->WritesInFlight() ? 1 : 0; }
+  };
 };
 
 }  // namespace kt::controllers::testing

@@ -24,7 +24,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "controllers/tainteviction/controller.h"
-#include "controllers/testing/api.h"
+#include "controllers/testing/cluster.h"
 #include "core/time.h"
 #include "server/registry.h"
 #include "store/store.h"
@@ -137,16 +137,17 @@ class RecordingClient : public controllers::testing::ForwardingClient {
   std::vector<std::string> refused_;  // guarded by mu_
 };
 
-class Cluster {
+// The taint eviction controller in manual mode over controllers/testing/cluster.h's API side;
+// its writes go through a RecordingClient.
+class Cluster : public controllers::testing::ApiCluster {
  public:
-  explicit Cluster(FeatureGates gates = {}) : api_(gates), clock(api_.clock) {
-    inner_ = &api_.client();
+  explicit Cluster(FeatureGates gates = {}) : ApiCluster(gates) {
     client = std::make_unique<RecordingClient>(inner_, &clock);
     Controller::Options o;
     o.clock = &clock;
     o.client = client.get();
-    o.pods = api_.ListerWatcher(server::Resource::kPods);
-    o.nodes = api_.ListerWatcher(server::Resource::kNodes);
+    o.pods = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kPods));
+    o.nodes = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kNodes));
     o.gates = gates;
     o.host = "test-host";
     o.manual = true;
@@ -156,101 +157,8 @@ class Cluster {
     controller->Start();
     Settle();
   }
+  ~Cluster() override { controller->Stop(); }
 
-  ~Cluster() { controller->Stop(); }
-
-  // Runs informers, the controller and every write it started until nothing is left to do.
-  void Settle() {
-    controllers::testing::Settle(*controller, [this] { SyncCaches(); });
-  }
-  // Moves the clock forward by `d`, stopping at every timer on the way and settling there, as
-  // if the controller ran all along.
-  void Advance(client::Duration d) { AdvanceTo(clock.Now() + d); }
-  void AdvanceTo(client::Time end) {
-    controllers::testing::AdvanceTo(clock, end, [this] { Settle(); });
-  }
-
-  // A taint `testTaint<i>=test<i>:<effect>` (upstream's fixtures), added now.
-  std::string Taint(int i, std::string_view effect = "NoExecute") {
-    std::string t = Cat({R"({"key":"testTaint)", std::to_string(i), R"(","value":"test)",
-                         std::to_string(i), R"(","effect":")", std::string(effect),
-                         R"(","timeAdded":")", FormatRfc3339(clock.Now()), "\"}"});
-    return t;
-  }
-  // A toleration of testTaint<i>=test<i>:NoExecute for `seconds` (< 0: for ever).
-  static std::string Tol(int i, int64_t seconds = -1) {
-    std::string t = Cat({R"({"key":"testTaint)", std::to_string(i), R"(","value":"test)",
-                         std::to_string(i), R"(","effect":"NoExecute")"});
-    if (seconds >= 0) t.append(",\"tolerationSeconds\":").append(std::to_string(seconds));
-    return t.append("}");
-  }
-  static std::string Join(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (size_t i = 0; i < items.size(); ++i) out.append(i ? "," : "").append(items[i]);
-    return out.append("]");
-  }
-  static std::string Cat(std::initializer_list<std::string> parts) {
-    std::string out;
-    for (const std::string& p : parts) out.append(p);
-    return out;
-  }
-
-  // Creates the node, or replaces its taints.
-  void SetNodeTaints(const std::string& node, const std::vector<std::string>& taints) {
-    const std::string list = Join(taints);
-    if (api_.registry().cache(server::Resource::kNodes).Get("", node)) {
-      Must(inner_->PatchSync(server::Resource::kNodes, "", node, server::Subresource::kNone,
-                             api::PatchType::kMergePatch,
-                             Cat({R"({"spec":{"taints":)", list, "}}"})));
-    } else {
-      Must(inner_->CreateSync(
-          server::Resource::kNodes, "",
-          Cat({R"({"metadata":{"name":")", node, R"("},"spec":{"taints":)", list, "}}"})));
-    }
-  }
-  void DeleteNode(const std::string& node) {
-    Must(inner_->DeleteSync(server::Resource::kNodes, "", node));
-  }
-  // Creates a pod bound to `node` ("" unbound) with these tolerations; returns its UID. Its
-  // terminationGracePeriodSeconds is `grace`: with the default 0, a delete removes it at once
-  // (there is no kubelet here to end a graceful deletion).
-  std::string CreatePod(const std::string& name, const std::string& node,
-                        const std::vector<std::string>& tolerations = {},
-                        const std::string& ns = "default", int grace = 0) {
-    std::string spec =
-        Cat({R"("containers":[{"name":"c","image":"x"}],"terminationGracePeriodSeconds":)",
-             std::to_string(grace), R"(,"tolerations":)", Join(tolerations)});
-    if (!node.empty()) spec.append(R"(,"nodeName":")").append(node).append("\"");
-    Must(inner_->CreateSync(server::Resource::kPods, ns,
-                            Cat({R"({"metadata":{"name":")", name, R"("},"spec":{)", spec, "}}"})));
-    SyncCaches();
-    return api_.registry().cache(server::Resource::kPods).Get(ns, name)->meta().uid;
-  }
-  // Binds an unbound pod.
-  void BindPod(const std::string& name, const std::string& node) {
-    std::promise<server::ApiResult<void>> p;
-    inner_->Bind("default", name, "", node,
-                 [&](server::ApiResult<void> r) { p.set_value(std::move(r)); });
-    server::ApiResult<void> r = p.get_future().get();
-    if (!r) Abort(r.error().message);
-  }
-  // Replaces the pod's tolerations (a strategic merge patch of spec.tolerations).
-  void SetTolerations(const std::string& name, const std::vector<std::string>& tolerations) {
-    Must(inner_->PatchSync(server::Resource::kPods, "default", name, server::Subresource::kNone,
-                           api::PatchType::kMergePatch,
-                           Cat({R"({"spec":{"tolerations":)", Join(tolerations), "}}"})));
-  }
-  void DeletePod(const std::string& name, const std::string& ns = "default") {
-    Must(inner_->DeleteSync(server::Resource::kPods, ns, name));
-  }
-
-  server::ObjectPtr GetPod(const std::string& name, const std::string& ns = "default") {
-    SyncCaches();
-    return api_.registry().cache(server::Resource::kPods).Get(ns, name);
-  }
-  bool Exists(const std::string& name, const std::string& ns = "default") {
-    return GetPod(name, ns) != nullptr;
-  }
   // The controller's successful deletes of this pod (by name; any UID).
   std::vector<RecordingClient::Call> DeletesOf(const std::string& name) const {
     std::vector<RecordingClient::Call> out;
@@ -264,44 +172,13 @@ class Cluster {
     for (const auto& c : client->StatusPatches()) n += c.name == name;
     return n;
   }
-  // Events the controller wrote about the pod, by message (polls: they are written
-  // asynchronously).
-  bool HasEvent(const std::string& message,
-                std::chrono::milliseconds wait = std::chrono::milliseconds(2000)) {
-    const auto deadline = std::chrono::steady_clock::now() + wait;
-    do {
-      SyncCaches();
-      for (const server::ObjectPtr& e : List(server::Resource::kEvents)) {
-        if (e->json->find(message) != std::string::npos) return true;
-      }
-      std::this_thread::yield();
-    } while (std::chrono::steady_clock::now() < deadline);
-    return false;
-  }
-  std::vector<server::ObjectPtr> List(server::Resource r) {
-    return api_.registry().cache(r).List(server::ObjectFilter()).items;
-  }
-  void SyncCaches() {
-    api_.SyncCaches({server::Resource::kPods, server::Resource::kNodes, server::Resource::kEvents});
-  }
 
- private:
-  controllers::testing::TestApi api_;  // first: it outlives everything below
-
- public:
-  client::SimulatedClock& clock;
   std::unique_ptr<RecordingClient> client;
   std::unique_ptr<Controller> controller;
 
- private:
-  [[noreturn]] static void Abort(const std::string& message) {
-    controllers::testing::TestApi::Abort(message);
-  }
-  static void Must(const server::ApiResult<store::Bytes>& r) {
-    controllers::testing::TestApi::Must(r);
-  }
-
-  client::Client* inner_ = nullptr;
+ protected:
+  size_t RunControllers() override { return controller->RunPending(); }
+  bool WritesInFlight() const override { return controller->InFlight() > 0; }
 };
 
 }  // namespace kt::controllers::tainteviction::testing

@@ -97,12 +97,15 @@ class ApiCluster {
   void DeleteNode(const std::string& node) {
     Must(inner_->DeleteSync(server::Resource::kNodes, "", node));
   }
-  // Creates a pod bound to `node` ("" unbound) with these tolerations; returns its UID.
+  // Creates a pod bound to `node` ("" unbound) with these tolerations; returns its UID. Its
+  // terminationGracePeriodSeconds is `grace`: with the default 0, a delete removes it at once
+  // (there is no kubelet here to end a graceful deletion).
   std::string CreatePod(const std::string& name, const std::string& node,
                         const std::vector<std::string>& tolerations = {},
-                        const std::string& ns = "default") {
+                        const std::string& ns = "default", int grace = 0) {
     std::string spec =
-        Cat({R"("containers":[{"name":"c","image":"x"}],"tolerations":)", Join(tolerations)});
+        Cat({R"("containers":[{"name":"c","image":"x"}],"terminationGracePeriodSeconds":)",
+             std::to_string(grace), R"(,"tolerations":)", Join(tolerations)});
     if (!node.empty()) spec.append(R"(,"nodeName":")").append(node).append("\"");
     Must(inner_->CreateSync(server::Resource::kPods, ns,
                             Cat({R"({"metadata":{"name":")", name, R"("},"spec":{)", spec, "}}"})));

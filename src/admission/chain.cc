@@ -15,12 +15,6 @@ namespace kt::admission {
 
 namespace {
 
-// TaintNodesByCondition is on by default upstream. It joins kubetaint's default set when the
-// node lifecycle controller lands: until something removes node.kubernetes.io/not-ready from a
-// node that is Ready, the taint would keep every new node (the demo nodes of `serve --nodes`
-// too) from ever running a pod.
-constexpr bool kTaintNodesByConditionOnByDefault = false;
-
 template <class P>
 Result<std::unique_ptr<Plugin>> Make(const Config& /*config*/) {
   return std::make_unique<P>();
@@ -28,7 +22,7 @@ Result<std::unique_ptr<Plugin>> Make(const Config& /*config*/) {
 
 constexpr PluginInfo kKnownPlugins[] = {
     {NamespaceLifecycle::kName, true, Make<NamespaceLifecycle>},
-    {TaintNodesByCondition::kName, kTaintNodesByConditionOnByDefault, Make<TaintNodesByCondition>},
+    {TaintNodesByCondition::kName, true, Make<TaintNodesByCondition>},
     {Priority::kName, true, Make<Priority>},
     {DefaultTolerationSeconds::kName, true,
      [](const Config& c) -> Result<std::unique_ptr<Plugin>> {

@@ -53,8 +53,7 @@ struct PluginInfo {
 // Every plugin kubetaint implements, in upstream's order (kube-apiserver AllOrderedPlugins):
 // NamespaceLifecycle, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
 // PodTolerationRestriction, ExtendedResourceToleration. On by default as upstream:
-// NamespaceLifecycle, Priority and DefaultTolerationSeconds; TaintNodesByCondition is on by
-// default upstream but not yet here (chain.cc says why).
+// NamespaceLifecycle, TaintNodesByCondition, Priority and DefaultTolerationSeconds.
 std::span<const PluginInfo> KnownPlugins();
 
 // The plugins that run, in `known`'s order: those on by default or enabled, less those disabled

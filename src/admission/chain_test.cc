@@ -37,37 +37,27 @@ std::string Picked(std::span<const PluginInfo> known, std::vector<std::string> e
 }
 
 TEST(ChainTest, KubetaintsPluginsAreUpstreamsDefaultOnesInUpstreamsOrder) {
-  const std::string all = "NamespaceLifecycle,Priority,DefaultTolerationSeconds";
+  const std::string all =
+      "NamespaceLifecycle,TaintNodesByCondition,Priority,DefaultTolerationSeconds";
   EXPECT_EQ(Picked(KnownPlugins(), {}, {}), all);
   EXPECT_EQ(Picked(KnownPlugins(), {"DefaultTolerationSeconds", "NamespaceLifecycle"}, {}), all)
       << "enabling a default plugin changes nothing, nor does the flag's order";
   EXPECT_EQ(Picked(KnownPlugins(), {}, {"DefaultTolerationSeconds"}),
-            "NamespaceLifecycle,Priority");
-  EXPECT_EQ(Picked(KnownPlugins(), {}, {"Priority", "NamespaceLifecycle"}),
+            "NamespaceLifecycle,TaintNodesByCondition,Priority");
+  EXPECT_EQ(Picked(KnownPlugins(), {}, {"Priority", "NamespaceLifecycle", "TaintNodesByCondition"}),
             "DefaultTolerationSeconds");
   EXPECT_EQ(DefaultChain()->Names(),
-            (std::vector<std::string_view>{"NamespaceLifecycle", "Priority",
-                                           "DefaultTolerationSeconds"}));
+            (std::vector<std::string_view>{"NamespaceLifecycle", "TaintNodesByCondition",
+                                           "Priority", "DefaultTolerationSeconds"}));
 }
 
 TEST(ChainTest, TheDefaultOffPluginsRunInUpstreamsOrderWhenEnabled) {
   EXPECT_EQ(
       Picked(KnownPlugins(),
-             {"ExtendedResourceToleration", "PodTolerationRestriction", "TaintNodesByCondition"},
+             {"ExtendedResourceToleration", "PodTolerationRestriction"},
              {}),
       "NamespaceLifecycle,TaintNodesByCondition,Priority,DefaultTolerationSeconds,"
       "PodTolerationRestriction,ExtendedResourceToleration");
-}
-
-// Upstream turns TaintNodesByCondition on by default; kubetaint keeps it off until the node
-// lifecycle controller that removes the taint exists (chain.cc). This test says so, so that
-// turning it on is a visible change.
-TEST(ChainTest, TaintNodesByConditionWaitsForTheNodeLifecycleController) {
-  for (const PluginInfo& p : KnownPlugins()) {
-    if (p.name == "TaintNodesByCondition") {
-      EXPECT_FALSE(p.default_on);
-    }
-  }
 }
 
 TEST(ChainTest, APluginConfigurationErrorNamesThePlugin) {

@@ -5,9 +5,9 @@
 // lands on a new node before the node lifecycle controller has seen it Ready and removed the
 // taint. Creates of nodes only, never updates or subresources.
 //
-// Upstream turns it on by default. kubetaint registers it off by default until its node
-// lifecycle controller exists (chain.cc, kTaintNodesByConditionOnByDefault): until then nothing
-// would remove the taint, and no pod would ever be scheduled on a new node.
+// On by default, as upstream. The node lifecycle controller's NoSchedule pass removes the taint
+// once the node reports Ready (or reports no Ready condition at all); with that controller
+// turned off, nodes created while this plugin runs keep the taint.
 //
 // Thread safety: immutable.
 #pragma once

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end: the admission plugins kube-apiserver leaves off by default, and the system
-# PriorityClasses, as the real kubectl sees them against `kubetaint serve` on 127.0.0.1:0 with
-#   --enable-admission-plugins=PodTolerationRestriction,ExtendedResourceToleration,TaintNodesByCondition
+# End-to-end: the admission plugins kube-apiserver leaves off by default, TaintNodesByCondition
+# and the system PriorityClasses, as the real kubectl sees them against `kubetaint serve` on
+# 127.0.0.1:0 with
+#   --enable-admission-plugins=PodTolerationRestriction,ExtendedResourceToleration
 #   --admission-control-config-file (the cluster's default tolerations and whitelist)
 #   1. PodTolerationRestriction: a namespace whitelist refuses a pod tolerating a dedicated taint
 #      it is not allowed (upstream's message, 500 with no reason: `Error from server: ...`) and
@@ -9,7 +10,8 @@
 #      annotations get the cluster's default and whitelist; a Burstable pod gets the
 #      memory-pressure toleration; a malformed annotation fails with Go's JSON error.
 #   2. ExtendedResourceToleration: a pod requesting example.com/gpu tolerates example.com/gpu.
-#   3. TaintNodesByCondition: `kubectl create` of a node shows node.kubernetes.io/not-ready:NoSchedule.
+#   3. TaintNodesByCondition (on by default): `kubectl create` of a node shows
+#      node.kubernetes.io/not-ready:NoSchedule.
 #   4. The system PriorityClasses exist, give pods their values and cannot be deleted.
 #   5. Bad admission configuration files stop serve with exit status 2 and say where.
 # No scheduler runs; nothing waits for a controller.
@@ -53,7 +55,7 @@ YAML
 # The node lifecycle controller is off: it would remove node.kubernetes.io/not-ready:NoSchedule
 # from the kubelet-less node created below (no Ready condition yet), as upstream's does.
 server plugins --disable-scheduler '--controllers=*,-node-lifecycle-controller' \
-  --enable-admission-plugins=PodTolerationRestriction,ExtendedResourceToleration,TaintNodesByCondition \
+  --enable-admission-plugins=PodTolerationRestriction,ExtendedResourceToleration \
   --admission-control-config-file "$tmp/config/admission.yaml"
 
 conflict='pod tolerations (possibly merged with namespace default tolerations) conflict with its'

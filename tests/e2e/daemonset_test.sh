@@ -15,8 +15,9 @@
 # The nodes here have no kubelet (serve's simulated kubelets would run the pods at once): they
 # are created with kubectl, Ready, and the test marks pods Running and Ready through the
 # pods/status subresource with kubectl, as a kubelet would, to see rollout status wait first.
-# The node lifecycle controller is off (these nodes never heartbeat), and the daemon pods have no
-# grace period (nothing would end a graceful deletion).
+# The node lifecycle controller is off (these nodes never heartbeat), and with it
+# TaintNodesByCondition (nothing would lift its not-ready taint); the daemon pods have no grace
+# period (nothing would end a graceful deletion).
 # Usage: daemonset_test.sh path/to/kubetaint
 set -uo pipefail
 bin=${1:?usage: daemonset_test.sh KUBETAINT_BINARY}
@@ -119,7 +120,7 @@ EOF
 }
 
 # --- 1. one pod per node ------------------------------------------------------------------------
-server one --store memory '--controllers=*,-node-lifecycle-controller'
+server one --store memory '--controllers=*,-node-lifecycle-controller' --disable-admission-plugins=TaintNodesByCondition
 nodes 3
 kc apply apply -f "$tmp/agent.yaml"
 check apply rc 0 out "daemonset.apps/agent created"
@@ -265,7 +266,7 @@ kc still_cordoned get pod "$pod3" -o jsonpath='{.spec.nodeName}'
 check still_cordoned rc 0 out "node3"
 
 # --- 5. NoExecute: the controller deletes the pod ----------------------------------------------
-server two --store memory --controllers='*,-taint-eviction-controller,-node-lifecycle-controller'
+server two --store memory --controllers='*,-taint-eviction-controller,-node-lifecycle-controller' --disable-admission-plugins=TaintNodesByCondition
 nodes 2
 kc apply2 apply -f "$tmp/agent.yaml"
 check apply2 rc 0 out "daemonset.apps/agent created"
@@ -287,7 +288,7 @@ await "a pod on node2 again" nodes_are pods2_back "node1
 node2"
 
 # --- 6. --controllers=*,-daemonset-controller --------------------------------------------------
-server off --store memory --controllers='*,-daemonset-controller,-node-lifecycle-controller'
+server off --store memory --controllers='*,-daemonset-controller,-node-lifecycle-controller' --disable-admission-plugins=TaintNodesByCondition
 nodes 1
 kc apply3 apply -f "$tmp/agent.yaml"
 check apply3 rc 0 out "daemonset.apps/agent created"

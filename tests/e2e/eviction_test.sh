@@ -36,7 +36,8 @@ gone_limit=10  # seconds an eviction that should happen at once may take (slow m
 # server NAME [SERVE_ARGS...]: stops the previous block's server (it must exit 0 on SIGTERM),
 # then starts a fresh one with three simulated nodes on $tmp/NAME. The node lifecycle controller
 # is off: the cordons here would get the unschedulable taint (which the blocks add by hand); this
-# test is about the taints it sets itself.
+# test is about the taints it sets itself. TaintNodesByCondition is off with it: nothing would
+# lift its not-ready taint.
 server() {
   local name=$1
   shift
@@ -44,7 +45,7 @@ server() {
     stop_server
     if [ "$srv_rc" = 0 ]; then ok; else fail "server $srv_n: exit status $srv_rc on SIGTERM"; fi
   fi
-  start_server "$tmp/$name" --nodes 3 '--controllers=*,-node-lifecycle-controller' "$@" || finish
+  start_server "$tmp/$name" --nodes 3 '--controllers=*,-node-lifecycle-controller' --disable-admission-plugins=TaintNodesByCondition "$@" || finish
 }
 
 # re TEXT: TEXT as an extended regular expression that matches it literally.

@@ -21,9 +21,10 @@ data=$tmp/data
 # -v 2: the access log tells when a kubectl has listed and is about to watch (see wait below).
 # The node lifecycle controller is off (cordons would get node.kubernetes.io/unschedulable and
 # its events would be listed), and so is the DaemonSet controller (the DaemonSet here has one
-# hand-made pod): the tables here are exact.
+# hand-made pod): the tables here are exact. TaintNodesByCondition is off with it, since nothing
+# would lift its not-ready taint.
 ctl_off='--controllers=*,-node-lifecycle-controller,-daemonset-controller'
-start_server "$data" --nodes 3 -v 2 --disable-scheduler "$ctl_off" || finish
+start_server "$data" --nodes 3 -v 2 --disable-scheduler "$ctl_off" --disable-admission-plugins=TaintNodesByCondition || finish
 
 # logged REGEX: the server's access log has a line matching REGEX (written once a response is sent).
 logged() { grep -Eq -- "$1" "$srv_err"; }
@@ -734,7 +735,7 @@ check before rc 0
 stop_server
 if [ "$srv_rc" = 0 ]; then ok; else fail "SIGTERM: server exit status $srv_rc, want 0"; fi
 if grep -q 'SIGTERM received, stopping' "$srv_err"; then ok; else fail "SIGTERM: no stopping line"; fi
-start_server "$data" --nodes 3 -v 2 --disable-scheduler "$ctl_off" || finish
+start_server "$data" --nodes 3 -v 2 --disable-scheduler "$ctl_off" --disable-admission-plugins=TaintNodesByCondition || finish
 snapshot after
 check after rc 0
 check_py after "every object back, field for field, with its resourceVersion" <<'PY'

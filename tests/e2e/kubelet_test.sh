@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end: simulated kubelets, in `kubetaint serve --nodes N` and as a separate
 # `kubetaint kubelet` process, with the real kubectl.
-#   1. serve's nodes are Ready, with leases in kube-node-lease; a pod bound to one runs (IP,
+#   1. serve's nodes are Ready, with leases in kube-node-lease, and lose the not-ready taint
+#      TaintNodesByCondition gave them at registration; a pod bound to one runs (IP,
 #      Ready) and `kubectl delete pod` shows it Terminating until its grace period ends.
 #   2. failure injection: the kubetaint.io/simulate annotation sets node conditions, and
 #      `unreachable` silences the kubelet (a deleted pod stays Terminating) until it is removed.
@@ -37,6 +38,9 @@ kc nodes get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.status.condi
 check nodes rc 0 has '^node1 True [0-9a-f-]{36}$' has '^node2 True [0-9a-f-]{36}$'
 kc leases get leases -n kube-node-lease -o jsonpath='{range .items[*]}{.metadata.name}={.spec.holderIdentity},{.metadata.ownerReferences[0].kind} {end}'
 check leases rc 0 out "node1=node1,Node node2=node2,Node "
+# TaintNodesByCondition gave each node node.kubernetes.io/not-ready:NoSchedule as it registered;
+# the node lifecycle controller lifts it once the node is Ready.
+await "the not-ready taint lifted" lifted "" get nodes -o jsonpath='{.items[*].spec.taints}'
 
 kc run run web --image=nginx \
   --overrides='{"spec":{"nodeName":"node2","terminationGracePeriodSeconds":3}}'
@@ -104,6 +108,9 @@ if wait_for 30 registered; then ok; else fail "kubetaint kubelet: no registratio
 kc edge get nodes edge-1 edge-2 -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.labels.topology\.kubernetes\.io/zone} {.status.capacity.cpu} {.status.capacity.example\.com/gpu} {.spec.taints[0].key}={.spec.taints[0].value}:{.spec.taints[0].effect} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}'
 check edge rc 0 out "edge-1 zone-a 8 2 gpu=yes:NoSchedule True
 edge-2 zone-b 8 2 gpu=yes:NoSchedule True"
+await "edge nodes keep only their registration taint" edge_taints \
+  "gpu=yes:NoSchedule gpu=yes:NoSchedule " get nodes edge-1 edge-2 \
+  -o jsonpath='{range .items[*].spec.taints[*]}{.key}={.value}:{.effect} {end}'
 cat >"$tmp/gpu.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod

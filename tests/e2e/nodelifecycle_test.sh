@@ -163,9 +163,11 @@ stop_server
 if [ "$srv_rc" = 0 ]; then ok; else fail "SIGTERM: exit status $srv_rc"; fi
 
 # --- 5. turned off ---------------------------------------------------------------------------
-# A silent node stays Ready and untainted for 3 s, three grace periods.
+# A silent node stays Ready and untainted for 3 s, three grace periods (TaintNodesByCondition is
+# off too: nothing would lift its not-ready taint).
 start_server "$tmp/off" --store memory --nodes 1 --disable-scheduler \
-  --node-monitor-period 200ms --node-monitor-grace-period 1s '--controllers=*,-node-lifecycle-controller' ||
+  --node-monitor-period 200ms --node-monitor-grace-period 1s \
+  '--controllers=*,-node-lifecycle-controller' --disable-admission-plugins=TaintNodesByCondition ||
   finish
 kc off_cut annotate node node1 kubetaint.io/simulate=unreachable
 check off_cut rc 0

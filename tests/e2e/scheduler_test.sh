@@ -26,7 +26,8 @@ limit=20  # seconds any one wait for the scheduler may take
 # Every block's server runs without the node lifecycle controller: nodes the blocks create with
 # kubectl have no kubelet and would turn NotReady and tainted node.kubernetes.io/unreachable,
 # cordons would get node.kubernetes.io/unschedulable, and its events would show in the blocks
-# that list events; what is checked here is the scheduler's work alone.
+# that list events; what is checked here is the scheduler's work alone. Without the controller
+# nothing lifts TaintNodesByCondition's not-ready taint, so that plugin is off too.
 nlc_off='--controllers=*,-node-lifecycle-controller'
 
 # out_is NAME WANT KUBECTL_ARGS...: runs the kubectl as NAME; true when its stdout is WANT.
@@ -132,7 +133,7 @@ described() {
 # and a pod with the two key1 tolerations "will not be able to schedule onto the node, because
 # there is no toleration matching the third taint". Once the third taint is removed, the same
 # pod (not a new one) is bound to node1.
-server seed --nodes 1 "$nlc_off"
+server seed --nodes 1 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 kc s1_node get node node1 -o \
   jsonpath='{.status.allocatable.cpu} {.status.allocatable.memory} {.status.allocatable.pods} {.status.conditions[?(@.type=="Ready")].status}'
 check s1_node rc 0 out "4 16Gi 110 True"
@@ -210,7 +211,7 @@ check s1_taints out '[{"effect":"NoExecute","key":"key1","value":"value1"},{"eff
 # node1 and node2 are team a's: tainted dedicated=team-a:NoSchedule and labelled team=a. Team a's
 # pods tolerate the taint and require team In [a]; nobody else tolerates it. A pod that asks for
 # team=a without the toleration fits nowhere.
-server dedicated --nodes 4 "$nlc_off"
+server dedicated --nodes 4 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 for n in node1 node2; do
   kc "s2_taint_$n" taint nodes $n dedicated=team-a:NoSchedule
   check "s2_taint_$n" rc 0 out "node/$n tainted"
@@ -282,7 +283,7 @@ check s2_node1_pods rc 0 lacks '^pod/other-' has '^pod/team-a-'
 # through the status subresource) and the taint nvidia.com/gpu=present:NoSchedule. Five pods
 # with a GPU limit and the toleration compete for the four GPUs: four are bound, two per GPU
 # node, the fifth waits. Pods without the toleration stay off the GPU nodes.
-server gpu --nodes 4 "$nlc_off"
+server gpu --nodes 4 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 for n in node3 node4; do
   kc "s3_patch_$n" patch node $n --subresource=status --type=merge \
     -p '{"status":{"capacity":{"nvidia.com/gpu":"2"},"allocatable":{"nvidia.com/gpu":"2"}}}'
@@ -361,7 +362,7 @@ check s3_allocated has '^  nvidia\.com/gpu +2 +2$'
 # --- 4. PreferNoSchedule ---------------------------------------------------------------------
 # spot=true:PreferNoSchedule on node1 and node2: pods without a toleration go to node3/node4
 # while those have room, and to a spot node only when they no longer fit elsewhere.
-server prefer --nodes 4 "$nlc_off"
+server prefer --nodes 4 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 kc s4_taint taint nodes node1 node2 spot=true:PreferNoSchedule
 check s4_taint rc 0 out "node/node1 tainted
 node/node2 tainted"
@@ -399,7 +400,7 @@ check s4_big_node has '^node(1|2)$'
 # --- 5. cordon -------------------------------------------------------------------------------
 # A cordoned node takes no new pods; a pod that only fits there waits with "node(s) were
 # unschedulable" and is bound as soon as the node is uncordoned.
-server cordon --nodes 4 "$nlc_off"
+server cordon --nodes 4 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 kc s5_cordon cordon node2
 check s5_cordon rc 0 out "node/node2 cordoned"
 for i in 1 2 3 4 5 6; do
@@ -434,7 +435,7 @@ described s5_describe pinned Normal Scheduled "Successfully assigned default/pin
 # One node with 4 cpu. A low-priority pod takes 3 of them; a high-priority pod asking for 3
 # preempts it: the victim gets the DisruptionTarget condition, is deleted, a Preempted event
 # names the preemptor, and the preemptor is bound to node1.
-server preempt --nodes 1 "$nlc_off"
+server preempt --nodes 1 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 kc s6_pc_low create priorityclass low --value=100
 kc s6_pc_high create priorityclass high --value=1000 --description="preempts low"
 check s6_pc_low rc 0 out "priorityclass.scheduling.k8s.io/low created"
@@ -552,7 +553,7 @@ PY
 # `kubetaint check --server URL` (and --kubeconfig) reads the live nodes and pods, reports the
 # node the scheduler would pick and creates nothing; the same pod, created, lands there. For a
 # pod that fits nowhere it reports the message the scheduler then writes.
-server check --nodes 3 "$nlc_off"
+server check --nodes 3 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 kc s7_taint1 taint nodes node1 dedicated=x:NoSchedule
 kc s7_taint2 taint nodes node2 spot=true:PreferNoSchedule
 check s7_taint1 rc 0 && check s7_taint2 rc 0
@@ -608,7 +609,7 @@ unschedulable s7_cond2 probe2 "$s7_msg"
 # --- 8. --disable-scheduler ------------------------------------------------------------------
 # With the scheduler on, `kubectl run idle` is bound at once; with --disable-scheduler the same
 # pod stays Pending: no node, no PodScheduled condition, no events.
-server on --nodes 1 "$nlc_off"
+server on --nodes 1 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 kc s8_run_on run idle --image=nginx
 check s8_run_on rc 0 out "pod/idle created"
 t0=$(_now_ms)
@@ -617,7 +618,7 @@ t_on=$(($(_now_ms) - t0))
 check s8_on_node out node1
 scheduled s8_on_cond idle
 
-server off --nodes 1 --disable-scheduler "$nlc_off"
+server off --nodes 1 --disable-scheduler "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
 kc s8_run_off run idle --image=nginx
 check s8_run_off rc 0 out "pod/idle created"
 # Nothing is expected to happen, so look for a bounded while (10x what the scheduler took

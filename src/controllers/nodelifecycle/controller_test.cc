@@ -243,6 +243,8 @@ TEST_P(ConditionTaintsTest, AsSection11_9) {
 }
 
 const std::string kForeign = R"({"key":"foo","value":"bar","effect":"NoSchedule"})";
+const std::string kAdmissionNotReady =
+    R"({"key":"node.kubernetes.io/not-ready","effect":"NoSchedule"})";
 
 INSTANTIATE_TEST_SUITE_P(
     Section11_9, ConditionTaintsTest,
@@ -308,7 +310,17 @@ INSTANTIATE_TEST_SUITE_P(
               .conditions = {{"Ready", "True"},
                              {"NetworkUnavailable", "True"},
                              {"PIDPressure", "True"}},
-              .want_no_schedule = {"network-unavailable", "pid-pressure"}}),
+              .want_no_schedule = {"network-unavailable", "pid-pressure"}},
+        // TaintNodesByCondition's taint on a new node: lifted once the node reports Ready, and
+        // also (as upstream's NoSchedule pass) from a node that reports no conditions at all.
+        NLRow{.id = "Admitted_Ready",
+              .conditions = {{"Ready", "True"}},
+              .taints = {kAdmissionNotReady}},
+        NLRow{.id = "Admitted_NoConditions", .conditions = {}, .taints = {kAdmissionNotReady}},
+        NLRow{.id = "Admitted_NotReadyYet",
+              .conditions = {{"Ready", "False"}},
+              .taints = {kAdmissionNotReady},
+              .then = {{"Ready", "True"}}}),
     [](const ::testing::TestParamInfo<NLRow>& info) { return std::string(info.param.id); });
 
 TEST(ConditionTaintsTest, TheSwapIsNotRateLimited) {

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "admission/testing.h"
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/informer.h"
@@ -79,6 +80,7 @@ class TestApi {
   explicit TestApi(FeatureGates gates = {}) : store_(store::NewMemoryStore()) {
     server::Registry::Options ro;
     ro.gates = gates;
+    ro.admission = admission::testing::ChainForNodesWithoutKubelets();
     ro.now = [this] {
       return std::chrono::time_point_cast<std::chrono::system_clock::duration>(clock.Now());
     };

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "admission/testing.h"
 #include "api/codec.h"
 #include "client/client.h"
 #include "client/informer.h"
@@ -30,6 +31,7 @@ class Cluster {
       : store_(store::NewMemoryStore()) {
     server::Registry::Options ro;
     ro.gates = gates;
+    ro.admission = admission::testing::ChainForNodesWithoutKubelets();
     ro.now = [this] {
       return std::chrono::time_point_cast<std::chrono::system_clock::duration>(clock.Now());
     };

@@ -29,6 +29,9 @@ int RunKubelet(const KubeletOptions& options) {
   if (options.nodes < 1) return Bad("--nodes: must be at least 1");
   if (options.first < 0) return Bad("--first: must not be negative");
   if (options.prefix.empty()) return Bad("--prefix: must not be empty");
+  if (options.node_lease_duration_seconds <= 0) {
+    return Bad("--node-lease-duration-seconds: must be greater than 0");
+  }
   kubelet::NodeTemplate node;
   node.prefix = options.prefix;
   node.first = options.first;
@@ -60,6 +63,7 @@ int RunKubelet(const KubeletOptions& options) {
   ko.nodes = client::NewHttpListerWatcher(transport->get(), server::Info(server::Resource::kNodes));
   ko.node = node;
   ko.status_update_frequency = options.node_status_update_frequency;
+  ko.lease_duration = std::chrono::seconds(options.node_lease_duration_seconds);
   kubelet::Kubelets kubelets(std::move(ko));
   kubelets.Start();
   if (!kubelets.WaitRegistered(std::chrono::steady_clock::now() + std::chrono::seconds(120))) {

@@ -20,6 +20,7 @@ struct KubeletOptions {
   std::string capacity;  // "cpu=4,memory=16Gi"
   std::string taints;    // "k=v:NoSchedule,..."
   std::chrono::nanoseconds node_status_update_frequency = std::chrono::seconds(10);
+  int node_lease_duration_seconds = 40;  // renewed every quarter of it
 };
 
 // Runs until SIGINT or SIGTERM (block them first: BlockStopSignals). Returns the exit status;

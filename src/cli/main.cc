@@ -297,6 +297,11 @@ int main(int argc, char** argv) {
                    "Specifies how often the kubelets compute node status (and post it when it "
                    "changed, or every 5m0s)")
       ->capture_default_str();
+  kubelet
+      ->add_option("--node-lease-duration-seconds", kubelet_options.node_lease_duration_seconds,
+                   "The duration the kubelets set on their node leases; they renew them every "
+                   "quarter of it")
+      ->capture_default_str();
 
   // Upstream components take `-v=2`; CLI11 reads `=` only after long names, so give it `--v=2`.
   std::vector<std::string> args;

@@ -99,7 +99,7 @@ await "node1 Ready again" healed_conds \
 
 # --- 3. a separate kubelet process -------------------------------------------------------------
 "$bin" kubelet --kubeconfig "$KUBECONFIG" --nodes 2 --prefix edge- --zones zone-a,zone-b \
-  --capacity cpu=8,example.com/gpu=2 --taints gpu=yes:NoSchedule \
+  --capacity cpu=8,example.com/gpu=2 --taints gpu=yes:NoSchedule --node-lease-duration-seconds 20 \
   >"$tmp/kubelet.out" 2>"$tmp/kubelet.err" &
 kubelet_pid=$!
 track $kubelet_pid
@@ -108,6 +108,8 @@ if wait_for 30 registered; then ok; else fail "kubetaint kubelet: no registratio
 kc edge get nodes edge-1 edge-2 -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.labels.topology\.kubernetes\.io/zone} {.status.capacity.cpu} {.status.capacity.example\.com/gpu} {.spec.taints[0].key}={.spec.taints[0].value}:{.spec.taints[0].effect} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}'
 check edge rc 0 out "edge-1 zone-a 8 2 gpu=yes:NoSchedule True
 edge-2 zone-b 8 2 gpu=yes:NoSchedule True"
+kc edge_lease get lease -n kube-node-lease edge-1 -o jsonpath='{.spec.leaseDurationSeconds}'
+check edge_lease rc 0 out 20
 await "edge nodes keep only their registration taint" edge_taints \
   "gpu=yes:NoSchedule gpu=yes:NoSchedule " get nodes edge-1 edge-2 \
   -o jsonpath='{range .items[*].spec.taints[*]}{.key}={.value}:{.effect} {end}'
@@ -150,6 +152,8 @@ bad bad_capacity 'error: --capacity: cpu: "lots" is not a quantity' \
   kubelet --kubeconfig "$KUBECONFIG" --capacity cpu=lots
 bad bad_taint_flag 'error: --taints: invalid taint effect: Sometimes, unsupported taint effect' \
   kubelet --kubeconfig "$KUBECONFIG" --taints a=b:Sometimes
+bad bad_lease 'error: --node-lease-duration-seconds: must be greater than 0' \
+  kubelet --kubeconfig "$KUBECONFIG" --node-lease-duration-seconds 0
 bad bad_frequency 'error: invalid argument "10" for "--node-status-update-frequency" flag: time: missing unit in duration "10"' \
   serve --node-status-update-frequency 10
 

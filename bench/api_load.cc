@@ -435,8 +435,10 @@ std::string NodeJson(long i) {
 std::string PodNamespace(long i) { return "ns-" + std::to_string(i % kNamespaces); }
 std::string PodName(long i) { return "pod-" + std::to_string(i); }
 
+// `noexecute_tolerations`: with the not-ready/unreachable NoExecute tolerations of 300 s (as
+// DefaultTolerationSeconds would have added); without, the server's admission adds its own.
 std::string PodJson(const std::string& ns, const std::string& name, const std::string& node,
-                    long i) {
+                    long i, bool noexecute_tolerations = true) {
   const std::string app = "web-" + std::to_string(i % 500);
   std::string p;
   p.reserve(2600);
@@ -477,10 +479,13 @@ std::string PodJson(const std::string& ns, const std::string& name, const std::s
   p += R"("restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst",)";
   p +=
       R"("serviceAccountName":"default","securityContext":{},"schedulerName":"default-scheduler",)";
-  p +=
-      R"("tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
-  p +=
-      R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
+  p += R"("tolerations":[)";
+  if (noexecute_tolerations) {
+    p +=
+        R"({"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
+    p +=
+        R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
+  }
   p += R"({"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],)";
   p += R"("priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"}})";
   return p;
@@ -636,12 +641,14 @@ void EnsureNamespace(const Url& url, const std::string& name) {
 
 // Creates pods [first, first+count) into `ns_of(i)`; reports the rate overall and per segment.
 RunResult CreatePods(const Url& url, int conns, long first, long count, long nodes,
-                     const std::function<std::string(long)>& ns_of, int segments, const char* tag) {
+                     const std::function<std::string(long)>& ns_of, int segments, const char* tag,
+                     bool noexecute_tolerations = true) {
   Op op;
   op.make = [&](int, long k, std::string* req) {
     const long i = first + k;
     const std::string ns = ns_of(i);
-    const std::string body = PodJson(ns, PodName(i), NodeName(i % nodes + 1), i);
+    const std::string body =
+        PodJson(ns, PodName(i), NodeName(i % nodes + 1), i, noexecute_tolerations);
     *req = Request("POST", "/api/v1/namespaces/" + ns + "/pods", "application/json", body);
   };
   op.ok = [](int s, const std::string&) { return s == 201; };
@@ -1734,10 +1741,213 @@ int CmdEvictNode(const Flags& f) {
   return incomplete == 0 ? 0 : 1;
 }
 
+// --- outage ------------------------------------------------------------------------------------
+//
+// A zone outage: nodes node-1..node-N are a separate `kubetaint kubelet` process's (--kubelet-pid,
+// all in one zone; the server has healthy nodes of its own elsewhere, so not every zone is down)
+// and pods pod-0.. are bound to them as in evict, with the NoExecute tolerations
+// DefaultTolerationSeconds gave them. Once the kubelets have taken every pod to Running and both
+// processes are idle, the driver SIGKILLs the kubelet process: the whole zone goes silent at
+// once. Watches record, as this process reads them, the last Lease renewal of a node-* node
+// (the last heartbeat), when each node got node.kubernetes.io/unreachable:NoExecute, and when
+// each pod's deletion was read (evict's EvictionWatcher: the MODIFIED event that set its
+// deletionTimestamp; with their kubelets gone the pods stay Terminating, as upstream).
+
+class OutageWatcher {
+ public:
+  explicit OutageWatcher(long nodes) : tainted_at_(static_cast<size_t>(nodes) + 1), nodes_(nodes) {}
+
+  bool Start(const Url& url, const std::string& lease_rv, const std::string& node_rv) {
+    const bool leases = leases_.Start(
+        url,
+        "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?watch=true&"
+        "resourceVersion=" + lease_rv,
+        [this](std::string_view line, Clock::time_point at) {
+          if (NodeIndex(line) < 0) return;
+          std::lock_guard<std::mutex> lock(mu_);
+          last_renewal_ = std::max(last_renewal_, at);
+          ++renewals_;
+        },
+        [](bool) {});
+    const bool nodes = nodes_watch_.Start(
+        url, "/api/v1/nodes?watch=true&resourceVersion=" + node_rv,
+        [this](std::string_view line, Clock::time_point at) {
+          const long i = NodeIndex(line);
+          if (i < 1 || i > nodes_) return;
+          if (line.find(R"("node.kubernetes.io/unreachable","effect":"NoExecute")") ==
+              std::string_view::npos) {
+            return;
+          }
+          std::lock_guard<std::mutex> lock(mu_);
+          Clock::time_point& t = tainted_at_[static_cast<size_t>(i)];
+          if (t == Clock::time_point{}) {
+            t = at;
+            ++tainted_;
+          }
+        },
+        [](bool) {});
+    return leases && nodes;
+  }
+  void Stop() {
+    leases_.Stop();
+    nodes_watch_.Stop();
+  }
+
+  struct Snapshot {
+    Clock::time_point last_renewal;
+    long renewals = 0, tainted = 0;
+    std::vector<Clock::time_point> tainted_at;  // per node, 1-based; {} = not seen
+  };
+  Snapshot Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Snapshot{last_renewal_, renewals_, tainted_, tainted_at_};
+  }
+
+ private:
+  // N of the first `"name":"node-N"` of the event (the object's own name), or -1.
+  static long NodeIndex(std::string_view line) {
+    constexpr std::string_view kName = R"("name":"node-)";
+    const size_t p = line.find(kName);
+    if (p == std::string_view::npos) return -1;
+    return std::atol(line.data() + p + kName.size());
+  }
+
+  std::mutex mu_;
+  Clock::time_point last_renewal_;         // guarded by mu_
+  long renewals_ = 0, tainted_ = 0;        // guarded by mu_
+  std::vector<Clock::time_point> tainted_at_;  // guarded by mu_
+  const long nodes_;
+  WatchStream leases_, nodes_watch_;  // last: destroyed (and their threads joined) first
+};
+
+// Pods of the bench not yet Running (phase Pending), at most 500 looked at.
+long PodsNotRunning(const Url& url) {
+  std::string body;
+  if (OneShot(url, Request("GET", "/api/v1/pods?fieldSelector=status.phase%3DPending&limit=500"),
+              &body) != 200) {
+    Die("listing pending pods failed: " + body.substr(0, 200));
+  }
+  return static_cast<long>(CountOf(body, R"("name":"pod-)"));
+}
+
+// Waits, at most `limit_s`, until every process of `pids` has used under 5 % of a core for 1 s.
+double WaitIdle(const std::vector<pid_t>& pids, double limit_s) {
+  const auto start = Clock::now();
+  std::vector<double> cpu;
+  for (pid_t p : pids) cpu.push_back(ProcCpuSeconds(p));
+  while (Ms(Clock::now() - start) < limit_s * 1000) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    bool idle = true;
+    for (size_t k = 0; k < pids.size(); ++k) {
+      const double now = ProcCpuSeconds(pids[k]);
+      if (now - cpu[k] >= 0.05) idle = false;
+      cpu[k] = now;
+    }
+    if (idle) break;
+  }
+  return Ms(Clock::now() - start) / 1000;
+}
+
+int CmdOutage(const Flags& f) {
+  const Url url = ParseUrl(f.Get("url", ""));
+  const long nodes = f.Int("nodes", 1000);
+  const long pods = f.Int("pods", 30000);
+  const int conns = static_cast<int>(f.Int("conns", 16));
+  const double limit_s = f.Double("timeout", 300);
+  const pid_t kubelet = static_cast<pid_t>(f.Int("kubelet-pid", 0));
+  if (kubelet <= 0 || g_server_pid <= 0) Die("outage needs --kubelet-pid and --pid");
+
+  for (int n = 0; n < kNamespaces; ++n) EnsureNamespace(url, "ns-" + std::to_string(n));
+  // Without NoExecute tolerations of their own: DefaultTolerationSeconds gives them the server's.
+  RunResult r = CreatePods(url, conns, 0, pods, nodes, PodNamespace, 1, "(outage)",
+                           /*noexecute_tolerations=*/false);
+  if (r.errors) Die("pod creates failed: " + r.first_error);
+  // The kubelets take the pods to Running (one status write each): wait for that, bounded.
+  long pending = -1;
+  for (const auto until = Clock::now() + std::chrono::seconds(180); Clock::now() < until;) {
+    WaitIdle({g_server_pid, kubelet}, 30);
+    pending = PodsNotRunning(url);
+    if (pending == 0) break;
+  }
+  if (pending != 0) Die("pods still Pending after 180 s: " + std::to_string(pending));
+  std::printf("(outage) %ld pods on %ld nodes Running; server and kubelets idle\n", pods, nodes);
+
+  EvictionWatcher evictions(pods, nodes);
+  StartPodWatch(url, &evictions);
+  std::string body;
+  if (OneShot(url, Request("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?limit=1"), &body) != 200) {
+    Die("listing leases failed: " + body.substr(0, 200));
+  }
+  const std::string lease_rv = ResourceVersionOf(body);
+  if (OneShot(url, Request("GET", "/api/v1/nodes?limit=1"), &body) != 200) {
+    Die("listing nodes failed: " + body.substr(0, 200));
+  }
+  OutageWatcher outage(nodes);
+  if (!outage.Start(url, lease_rv, ResourceVersionOf(body))) Die("cannot watch leases and nodes");
+  // Some renewals seen first, so that the last heartbeat is one this driver read.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+
+  const double server0 = ProcCpuSeconds(g_server_pid);
+  const double host0 = HostBusySeconds();
+  const auto t_kill = Clock::now();
+  if (::kill(kubelet, SIGKILL) != 0) Die("cannot kill the kubelet process");
+  const long got = evictions.WaitDeleted(
+      pods, t_kill + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(limit_s)));
+  const auto t_waited = Clock::now();
+  const double server_cpu = ProcCpuSeconds(g_server_pid) - server0;
+  const double host = HostBusySeconds() - host0;
+  evictions.Stop();
+  outage.Stop();
+  const EvictionWatcher::Snapshot e = evictions.Take();
+  const OutageWatcher::Snapshot o = outage.Take();
+
+  auto span = [](const std::vector<Clock::time_point>& v) {
+    Clock::time_point first = Clock::time_point::max(), last{};
+    for (Clock::time_point t : v) {
+      if (t == Clock::time_point{}) continue;
+      first = std::min(first, t);
+      last = std::max(last, t);
+    }
+    return std::make_pair(first, last);
+  };
+  const auto [first_taint, last_taint] = span(o.tainted_at);
+  const auto [first_evict, last_evict] = span(e.deleted_at);
+  const auto hb = o.last_renewal;
+  auto s_from = [&](Clock::time_point t) {
+    return t == Clock::time_point{} || t == Clock::time_point::max() ? -1.0 : Ms(t - hb) / 1000;
+  };
+  const double all_s = got >= pods ? s_from(last_evict) : -1;
+  std::printf(
+      "(outage) kubelet process killed %.2f s after the last lease renewal read (%ld renewals "
+      "read); from that last heartbeat: first node tainted unreachable:NoExecute at %.2f s, "
+      "last (%ld of %ld nodes) at %.2f s; first pod deletion read at %.2f s, last (%ld of %ld "
+      "pods) at %.2f s\n",
+      Ms(t_kill - hb) / 1000, o.renewals, s_from(first_taint), o.tainted, nodes,
+      s_from(last_taint), s_from(first_evict), got, pods, s_from(last_evict));
+  const double wall_s = Ms(t_waited - t_kill) / 1000;
+  std::printf(
+      "(outage) CPU from the kill to the last deletion read (%.2f s): server %.2f s (%.0f us "
+      "per evicted pod), other processes %.2f cores; DisruptionTarget before the deletion for "
+      "%ld pods%s\n",
+      wall_s, server_cpu, server_cpu * 1e6 / static_cast<double>(std::max(1L, got)),
+      std::max(0.0, host - server_cpu) / wall_s, e.disrupted_before_deleted,
+      e.ended ? "; the pod watch ENDED EARLY" : "");
+  std::printf(
+      "(outage) result: nodes %ld pods %ld heartbeat_to_last_eviction_s %.3f "
+      "heartbeat_to_first_taint_s %.3f heartbeat_to_last_taint_s %.3f "
+      "heartbeat_to_first_eviction_s %.3f server_cpu_s %.2f\n",
+      nodes, pods, all_s, s_from(first_taint), s_from(last_taint), s_from(first_evict),
+      server_cpu);
+  std::fflush(stdout);
+  return got >= pods ? 0 : 1;
+}
+
 void Usage() {
   std::fprintf(
       stderr,
-      "usage: api_load populate|create|get|list|patch|watch|startup|schedule|evict|evict-node\n"
+      "usage: api_load populate|create|get|list|patch|watch|startup|schedule|evict|evict-node|\n"
+      "                outage\n"
       "       [--flag value]...\n"
       "  common: --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 [--pid SERVER_PID]\n"
       "  populate: --conns 16 --segments 10        create: --pods 15000 --runs 2\n"
@@ -1747,7 +1957,8 @@ void Usage() {
       "  schedule: --nodes 5000 --init-pods 1000 --pods 10000 --conns 16 --runs 3\n"
       "            [--workload basic|taints] [--create-only 1]\n"
       "  evict: --nodes 1000 --pods-per-node 100 --conns 16 [--timeout 120]\n"
-      "  evict-node: --nodes 200 --pods-per-node 110\n");
+      "  evict-node: --nodes 200 --pods-per-node 110\n"
+      "  outage: --nodes 1000 --pods 30000 --kubelet-pid PID --pid SERVER_PID [--timeout 300]\n");
 }
 
 }  // namespace
@@ -1779,6 +1990,7 @@ int main(int argc, char** argv) {
   if (cmd == "schedule") return CmdSchedule(f);
   if (cmd == "evict") return CmdEvict(f);
   if (cmd == "evict-node") return CmdEvictNode(f);
+  if (cmd == "outage") return CmdOutage(f);
   Usage();
   return 2;
 }

@@ -814,41 +814,64 @@ void Controller::RetryPod(const PodKey& key) {
 
 // --- NoExecute tainting ------------------------------------------------------------------------
 
+namespace {
+
+// More than one token per upstream's 100 ms NodeEvictionPeriod.
+bool FasterThanTheTick(float qps) {
+  return static_cast<double>(qps) * std::chrono::duration<double>(kNodeEvictionPeriod).count() > 1;
+}
+
+}  // namespace
+
 void Controller::ArmTick() {
   if (!started_) return;
-  client::Time earliest = client::Time::max();
+  // Upstream tries the queues every 100 ms and only a try that finds a token can do anything,
+  // so a zone's next try is the first of those instants at which its token is there. A zone
+  // whose rate gives more than one token per 100 ms is the exception: upstream's Try goes on
+  // from one taint write to the next while it finds a token, and its API writes take longer
+  // than such a rate's interval between tokens, so it taints at the rate. Writes here are
+  // faster than that (well under a millisecond in process): waiting for the next 100 ms would cap
+  // every rate at 10 nodes a second, so such a zone tries again as soon as its token is there.
+  const int64_t period = kNodeEvictionPeriod.count();
+  client::Time when = client::Time::max();
   for (const auto& [zone, q] : tainters_) {
     if (zone_busy_.contains(zone)) continue;
-    earliest = std::min(earliest, q->NextTokenAt());
+    const client::Time token = q->NextTokenAt();
+    if (token == client::Time::max()) continue;
+    const client::Time from = std::max(token, clock_->Now());
+    if (FasterThanTheTick(q->qps())) {
+      when = std::min(when, from);
+      continue;
+    }
+    const int64_t since = (from - tick_origin_).count();
+    when = std::min(when, tick_origin_ + client::Duration((since + period - 1) / period * period));
   }
-  if (earliest == client::Time::max()) {
+  if (when == client::Time::max()) {
     if (tick_timer_ != 0) clock_->Cancel(tick_timer_);
     tick_timer_ = 0;
     return;
   }
-  // Upstream tries the queues every 100 ms and only a try that finds a token can do anything,
-  // so the timer is set for the first of those instants at which a token is there.
-  const client::Time from = std::max(earliest, clock_->Now());
-  const int64_t period = kNodeEvictionPeriod.count();
-  const int64_t since = (from - tick_origin_).count();
-  const client::Time when = tick_origin_ + client::Duration((since + period - 1) / period * period);
   if (tick_timer_ != 0 && tick_armed_for_ == when) return;
   if (tick_timer_ != 0) clock_->Cancel(tick_timer_);
   tick_armed_for_ = when;
   const uint64_t generation = ++tick_generation_;
-  tick_timer_ = clock_->At(when, [this, box = box_, generation] {
-    box->Post([this, generation] {
+  const bool on_grid = (when - tick_origin_).count() % period == 0;
+  tick_timer_ = clock_->At(when, [this, box = box_, generation, on_grid] {
+    box->Post([this, generation, on_grid] {
       if (generation != tick_generation_) return;
       tick_timer_ = 0;
-      Tick();
+      Tick(on_grid);
     });
   });
 }
 
-void Controller::Tick() {
+void Controller::Tick(bool on_grid) {
   std::vector<std::string> zones;
   zones.reserve(tainters_.size());
-  for (const auto& [zone, q] : tainters_) zones.push_back(zone);
+  for (const auto& [zone, q] : tainters_) {
+    // Between the 100 ms instants only the zones faster than them are tried.
+    if (on_grid || FasterThanTheTick(q->qps())) zones.push_back(zone);
+  }
   std::sort(zones.begin(), zones.end());
   for (const std::string& zone : zones) {
     if (!zone_busy_.contains(zone)) TryZone(zone);

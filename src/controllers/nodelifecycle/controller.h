@@ -256,7 +256,9 @@ class Controller {
 
   // NoExecute tainting (doNoExecuteTaintingPass), every kNodeEvictionPeriod while it has work.
   void ArmTick();
-  void Tick();
+  // `on_grid`: at one of upstream's 100 ms instants (every zone is tried), or between them (only
+  // the zones whose rate outpaces them, ArmTick).
+  void Tick(bool on_grid);
   void TryZone(const std::string& zone);
   void Tainted(const std::string& zone, const RateLimitedTimedQueue::Value& value, bool ok,
                client::Duration retry_after);

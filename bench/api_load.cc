@@ -1830,8 +1830,18 @@ long PodsNotRunning(const Url& url) {
   return static_cast<long>(CountOf(body, R"("name":"pod-)"));
 }
 
-// Waits, at most `limit_s`, until every process of `pids` has used under 5 % of a core for 1 s.
-double WaitIdle(const std::vector<pid_t>& pids, double limit_s) {
+// Whether process `pid` runs (exists and is not a zombie waiting for its parent).
+bool ProcessRuns(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = all.rfind(')');
+  return close != std::string::npos && close + 2 < all.size() && all[close + 2] != 'Z' &&
+         all[close + 2] != 'X';
+}
+
+// Waits, at most `limit_s`, until every process of `pids` has used under `cores` of a core for
+// 1 s.
+double WaitIdle(const std::vector<pid_t>& pids, double cores, double limit_s) {
   const auto start = Clock::now();
   std::vector<double> cpu;
   for (pid_t p : pids) cpu.push_back(ProcCpuSeconds(p));
@@ -1840,7 +1850,7 @@ double WaitIdle(const std::vector<pid_t>& pids, double limit_s) {
     bool idle = true;
     for (size_t k = 0; k < pids.size(); ++k) {
       const double now = ProcCpuSeconds(pids[k]);
-      if (now - cpu[k] >= 0.05) idle = false;
+      if (now - cpu[k] >= cores) idle = false;
       cpu[k] = now;
     }
     if (idle) break;
@@ -1862,15 +1872,21 @@ int CmdOutage(const Flags& f) {
   RunResult r = CreatePods(url, conns, 0, pods, nodes, PodNamespace, 1, "(outage)",
                            /*noexecute_tolerations=*/false);
   if (r.errors) Die("pod creates failed: " + r.first_error);
-  // The kubelets take the pods to Running (one status write each): wait for that, bounded.
+  // The kubelets take the pods to Running (one status write each): wait for that, bounded, then
+  // for both processes to settle (the heartbeats keep them from idling entirely).
+  const auto t_created = Clock::now();
   long pending = -1;
-  for (const auto until = Clock::now() + std::chrono::seconds(180); Clock::now() < until;) {
-    WaitIdle({g_server_pid, kubelet}, 30);
+  for (const auto until = t_created + std::chrono::seconds(180); Clock::now() < until;) {
+    if (!ProcessRuns(kubelet)) Die("the kubelet process ended before the outage");
     pending = PodsNotRunning(url);
     if (pending == 0) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   if (pending != 0) Die("pods still Pending after 180 s: " + std::to_string(pending));
-  std::printf("(outage) %ld pods on %ld nodes Running; server and kubelets idle\n", pods, nodes);
+  const double running_s = Ms(Clock::now() - t_created) / 1000;
+  const double settled_s = WaitIdle({g_server_pid, kubelet}, 0.3, 30);
+  std::printf("(outage) every pod Running %.1f s after the creates; settled %.1f s later\n",
+              running_s, settled_s);
 
   EvictionWatcher evictions(pods, nodes);
   StartPodWatch(url, &evictions);
@@ -1879,8 +1895,13 @@ int CmdOutage(const Flags& f) {
     Die("listing leases failed: " + body.substr(0, 200));
   }
   const std::string lease_rv = ResourceVersionOf(body);
-  if (OneShot(url, Request("GET", "/api/v1/nodes?limit=1"), &body) != 200) {
+  // Every node healthy before the outage: none was found silent while the kubelets were busy.
+  if (OneShot(url, Request("GET", "/api/v1/nodes"), &body) != 200) {
     Die("listing nodes failed: " + body.substr(0, 200));
+  }
+  if (const size_t tainted = CountOf(body, "node.kubernetes.io/unreachable"); tainted > 0) {
+    Die("nodes tainted unreachable before the outage (" + std::to_string(tainted) +
+        " taints): the kubelets missed heartbeats");
   }
   OutageWatcher outage(nodes);
   if (!outage.Start(url, lease_rv, ResourceVersionOf(body))) Die("cannot watch leases and nodes");

@@ -55,10 +55,13 @@ int RunKubelet(const KubeletOptions& options) {
   if (!transport) return Bad(transport.error().message());
   std::unique_ptr<client::Clock> clock = client::NewRealClock();
   std::unique_ptr<client::Client> client = client::NewHttpClient(transport->get());
+  // Heartbeats on their own workers (and so their own connections), as upstream's kubelet.
+  std::unique_ptr<client::Client> heartbeats = client::NewHttpClient(transport->get(), 2);
 
   kubelet::Kubelets::Options ko;
   ko.clock = clock.get();
   ko.client = client.get();
+  ko.heartbeat_client = heartbeats.get();
   ko.pods = client::NewHttpListerWatcher(transport->get(), server::Info(server::Resource::kPods));
   ko.nodes = client::NewHttpListerWatcher(transport->get(), server::Info(server::Resource::kNodes));
   ko.node = node;

@@ -195,7 +195,11 @@ Result<std::vector<Taint>> ParseRegisterTaints(std::string_view text) {
 // ---------------------------------------------------------------------------------------------
 
 Kubelets::Kubelets(Options options)
-    : options_(std::move(options)), clock_(options_.clock), client_(options_.client) {
+    : options_(std::move(options)),
+      clock_(options_.clock),
+      client_(options_.client),
+      heartbeat_client_(options_.heartbeat_client != nullptr ? options_.heartbeat_client
+                                                             : options_.client) {
   if (options_.kubelet_version.empty()) options_.kubelet_version = GitVersion();
   loop_ = std::make_unique<client::Loop>(
       clock_, client::Loop::Options{.name = "kt-kubelets", .poll = [this] {
@@ -485,7 +489,7 @@ void Kubelets::RenewLease(int i) {
     });
   };
   if (n.lease_known) {
-    client_->Patch(Resource::kLeases, std::string(kLeaseNamespace), n.name,
+    heartbeat_client_->Patch(Resource::kLeases, std::string(kLeaseNamespace), n.name,
                    server::Subresource::kNone, api::PatchType::kMergePatch,
                    R"({"spec":{"renewTime":")" + renew_time + R"("}})", Tracked(std::move(done)));
     return;
@@ -512,8 +516,8 @@ void Kubelets::RenewLease(int i) {
       .append(std::to_string(
           std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count()));
   lease.append(R"(,"renewTime":")").append(renew_time).append(R"("}})");
-  client_->Create(Resource::kLeases, std::string(kLeaseNamespace), std::move(lease),
-                  Tracked(std::move(done)));
+  heartbeat_client_->Create(Resource::kLeases, std::string(kLeaseNamespace), std::move(lease),
+                            Tracked(std::move(done)));
 }
 
 void Kubelets::PostStatus(int i) {
@@ -524,8 +528,8 @@ void Kubelets::PostStatus(int i) {
   n.status_dirty = false;
   n.last_report = now;
   std::string patch = R"({"status":{"conditions":)" + ConditionsJson(n, FormatRfc3339(now)) + "}}";
-  client_->Patch(Resource::kNodes, "", n.name, server::Subresource::kStatus,
-                 api::PatchType::kStrategicMergePatch, std::move(patch),
+  heartbeat_client_->Patch(Resource::kNodes, "", n.name, server::Subresource::kStatus,
+                           api::PatchType::kStrategicMergePatch, std::move(patch),
                  Tracked([this, i](server::ApiResult<store::Bytes> r) {
                    loop_->Post([this, i, ok = r.has_value()] {
                      NodeState& n = nodes_[static_cast<size_t>(i)];

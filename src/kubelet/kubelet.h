@@ -102,6 +102,9 @@ class Kubelets {
   struct Options {
     client::Clock* clock = nullptr;
     client::Client* client = nullptr;
+    // Leases and node status go through this one when set (upstream's kubelet has a separate
+    // HeartbeatClient too), so that pod work queued in `client` never delays a heartbeat.
+    client::Client* heartbeat_client = nullptr;
     std::unique_ptr<client::ListerWatcher> pods;
     std::unique_ptr<client::ListerWatcher> nodes;
     NodeTemplate node;
@@ -190,6 +193,7 @@ class Kubelets {
   Options options_;
   client::Clock* clock_;
   client::Client* client_;
+  client::Client* heartbeat_client_;  // leases and node status: options_.heartbeat_client or client_
   std::unique_ptr<client::Informer> pod_informer_;
   std::unique_ptr<client::Informer> node_informer_;
   std::unique_ptr<client::Loop> loop_;

@@ -5,9 +5,12 @@
 #include "kubelet/kubelet.h"
 
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -31,7 +34,8 @@ class KubeletTest : public ::testing::Test {
   void Start(NodeTemplate node) {
     Kubelets::Options o;
     o.clock = &api_.clock;
-    o.client = client_;
+    o.client = kubelet_client_ != nullptr ? kubelet_client_ : client_;
+    o.heartbeat_client = heartbeat_client_;
     o.pods = api_.ListerWatcher(Resource::kPods);
     o.nodes = api_.ListerWatcher(Resource::kNodes);
     o.node = std::move(node);
@@ -103,7 +107,38 @@ class KubeletTest : public ::testing::Test {
 
   controllers::testing::TestApi api_;
   client::Client* client_ = &api_.client();
+  // The kubelets' clients when set (Start); by default client_ for everything.
+  client::Client* kubelet_client_ = nullptr;
+  client::Client* heartbeat_client_ = nullptr;
   std::unique_ptr<Kubelets> kubelets_;
+};
+
+// Counts the writes it passes on, by resource and subresource.
+class CountingClient : public controllers::testing::ForwardingClient {
+ public:
+  using ForwardingClient::ForwardingClient;
+  void Create(Resource r, std::string ns, std::string body, client::WriteDone done) override {
+    Count(r, server::Subresource::kNone);
+    ForwardingClient::Create(r, std::move(ns), std::move(body), std::move(done));
+  }
+  void Patch(Resource r, std::string ns, std::string name, server::Subresource sub,
+             api::PatchType type, std::string patch, client::WriteDone done) override {
+    Count(r, sub);
+    ForwardingClient::Patch(r, std::move(ns), std::move(name), sub, type, std::move(patch),
+                            std::move(done));
+  }
+  int Writes(Resource r, server::Subresource sub) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counts_[{r, sub}];
+  }
+
+ private:
+  void Count(Resource r, server::Subresource sub) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counts_[{r, sub}];
+  }
+  std::mutex mu_;
+  std::map<std::pair<Resource, server::Subresource>, int> counts_;  // guarded by mu_
 };
 
 TEST_F(KubeletTest, NodesRegisterWithLabelsCapacityConditionsNodeInfoTaintsAndLeases) {
@@ -162,6 +197,27 @@ TEST_F(KubeletTest, LeasesAreRenewedEveryTenSecondsAndStatusReportedWhenDue) {
   EXPECT_EQ(Get(Resource::kNodes, "", "node1")->revision, before);
   Advance(std::chrono::minutes(5));
   EXPECT_GT(Get(Resource::kNodes, "", "node1")->revision, before);
+}
+
+TEST_F(KubeletTest, HeartbeatsGoThroughTheHeartbeatClientAndPodWorkDoesNot) {
+  // As upstream's kubelet and its HeartbeatClient: a backlog of pod writes in the main client
+  // (thousands of pods starting at once) never delays a lease renewal or a node status.
+  CountingClient work(client_), heartbeats(client_);
+  kubelet_client_ = &work;
+  heartbeat_client_ = &heartbeats;
+  Start(2);
+  CreatePod("web", "node1");
+  Advance(seconds(21));
+  Annotate("node2", "memory-pressure");
+  EXPECT_EQ(heartbeats.Writes(Resource::kLeases, server::Subresource::kNone), 2 + 2 * 2)
+      << "each lease created, then renewed at 10 s and 20 s";
+  EXPECT_GE(heartbeats.Writes(Resource::kNodes, server::Subresource::kStatus), 1);
+  EXPECT_EQ(Condition("node2", "MemoryPressure"), "True");
+  EXPECT_EQ(work.Writes(Resource::kLeases, server::Subresource::kNone), 0);
+  EXPECT_EQ(work.Writes(Resource::kNodes, server::Subresource::kStatus), 0);
+  EXPECT_EQ(work.Writes(Resource::kNodes, server::Subresource::kNone), 2) << "registration";
+  EXPECT_EQ(work.Writes(Resource::kPods, server::Subresource::kStatus), 1);
+  EXPECT_EQ(heartbeats.Writes(Resource::kPods, server::Subresource::kStatus), 0);
 }
 
 TEST_F(KubeletTest, PodsBoundToANodeRunAndAreReady) {

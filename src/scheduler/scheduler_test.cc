@@ -241,6 +241,35 @@ TEST(SchedulerTest, PreemptionPolicyNeverDoesNotPreempt) {
             "preemptionPolicy=Never.");
 }
 
+// semantics.md §11.10 PC9: a pod that fails only on TaintToleration on every node preempts
+// nothing (the filter's verdict is UnschedulableAndUnresolvable: no victim would help).
+TEST(SchedulerTest, AnUntoleratedTaintIsNotResolvedByPreemption) {
+  Cluster c;
+  c.Create(Resource::kPriorityClasses, R"({"metadata":{"name":"high"},"value":1000})");
+  c.Create(Resource::kNodes,
+           NodeJson("node1", R"({"taints":[{"key":"dedicated","value":"x","effect":"NoSchedule"}]})",
+                    "{}", R"("cpu":"1","memory":"1Gi","pods":"110")"));
+  c.Create(Resource::kPods,
+           PodJson("resident",
+                   R"("tolerations":[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"}])",
+                   R"("cpu":"800m")"));
+  c.Settle();
+  ASSERT_EQ(c.NodeOf("resident"), "node1");
+  c.Create(Resource::kPods, PodJson("vip", R"("priorityClassName":"high")", R"("cpu":"800m")"));
+  c.Settle();
+  c.Advance(std::chrono::seconds(2));
+  server::ObjectPtr resident = c.GetPod("resident");
+  ASSERT_NE(resident, nullptr);
+  EXPECT_FALSE(resident->meta().deletion_timestamp.has_value());
+  EXPECT_EQ(c.NodeOf("vip"), "");
+  server::ObjectPtr vip = c.GetPod("vip");
+  ASSERT_NE(vip, nullptr);
+  EXPECT_TRUE(vip->As<api::Pod>()->status.nominated_node_name.empty());
+  EXPECT_EQ(c.PodCondition("vip", "PodScheduled")->message,
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes "
+            "are available: 1 Preemption is not helpful for scheduling.");
+}
+
 TEST(SchedulerTest, RepeatedFailureDoesNotRewriteAnUnchangedCondition) {
   Cluster c;
   c.Create(Resource::kNodes,

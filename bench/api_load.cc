@@ -1059,8 +1059,18 @@ int CmdStartup(const Flags& f) {
       dup2(pipefd[1], 1);
       const int devnull = ::open("/dev/null", O_WRONLY);
       if (devnull >= 0) dup2(devnull, 2);
-      const char* argv[] = {bin.c_str(), "serve",   "--listen", "127.0.0.1:0", "--data-dir",
-                            dir.c_str(), "--store", "sqlite",   nullptr};
+      // As bench/server.sh's NO_KUBELETS: the nodes here have no kubelet.
+      const char* argv[] = {bin.c_str(),
+                            "serve",
+                            "--listen",
+                            "127.0.0.1:0",
+                            "--data-dir",
+                            dir.c_str(),
+                            "--store",
+                            "sqlite",
+                            "--controllers=*,-node-lifecycle-controller",
+                            "--disable-admission-plugins=TaintNodesByCondition",
+                            nullptr};
       execv(bin.c_str(), const_cast<char* const*>(argv));
       _exit(127);
     }

@@ -64,7 +64,7 @@ run() {  # a bounded api_load step
 LOG=$TMP/log.txt
 exec > >(tee "$LOG") 2>&1
 echo "== kubetaint API load: $NODES nodes, $PODS pods, SQLite, $(nproc) cores, runs=$RUNS x ${SECS}s, $BIN"
-start_server "$BIN" "$DATA" "$TMP/server"
+start_server "$BIN" "$DATA" "$TMP/server" "${NO_KUBELETS[@]}"
 
 echo "== populate over HTTP (also figure (f))"
 cpu0=$(cpu_seconds)
@@ -98,7 +98,7 @@ echo "\$ api_load startup --data-dir DATA --runs $RUNS"
 timeout 400 "$LOAD" startup --bin "$BIN" --data-dir "$DATA" --runs "$RUNS"
 
 echo "== after restart: GET and extra create runs (f)"
-start_server "$BIN" "$DATA" "$TMP/server"
+start_server "$BIN" "$DATA" "$TMP/server" "${NO_KUBELETS[@]}"
 echo "(b) VmRSS right after restart (this server): $(rss_mb) MB"
 run get --pods "$PODS" --conns 1,16 --seconds "$SECS" --runs 1
 run create --pods $((PODS / 10)) --conns 16 --runs 2

@@ -67,7 +67,7 @@ echo "== kubetaint taint eviction end to end: SQLite, scheduler off, $(nproc) co
 if [ "$ONLY" != node ]; then
   for r in $(seq 1 "$RUNS"); do
     echo "== 1. mass eviction, run $r: $NODES nodes x $PER_NODE pods, all nodes tainted at once"
-    start_server "$BIN" "$TMP/mass$r" "$TMP/mass$r" --disable-scheduler
+    start_server "$BIN" "$TMP/mass$r" "$TMP/mass$r" "${NO_KUBELETS[@]}" --disable-scheduler
     run evict --nodes "$NODES" --pods-per-node "$PER_NODE" --conns 16 --timeout 120
     stop_server
     rm -rf "$TMP/mass$r"
@@ -76,7 +76,7 @@ fi
 if [ "$ONLY" != mass ]; then
   for r in $(seq 1 "$RUNS"); do
     echo "== 2. one node at a time, run $r: $SEQ_NODES nodes x $SEQ_PER_NODE pods"
-    start_server "$BIN" "$TMP/node$r" "$TMP/node$r" --disable-scheduler
+    start_server "$BIN" "$TMP/node$r" "$TMP/node$r" "${NO_KUBELETS[@]}" --disable-scheduler
     run evict-node --nodes "$SEQ_NODES" --pods-per-node "$SEQ_PER_NODE" --conns 16
     stop_server
     rm -rf "$TMP/node$r"

@@ -48,17 +48,17 @@ exec > >(tee "$LOG") 2>&1
 echo "== kubetaint scheduler end to end: $NODES nodes, $INIT initial + $PODS measured pods per run, SQLite, $(nproc) cores, runs=$RUNS"
 
 echo "== 1. scheduler on: SchedulingBasic"
-start_server "$BIN" "$TMP/basic" "$TMP/basic"
+start_server "$BIN" "$TMP/basic" "$TMP/basic" "${NO_KUBELETS[@]}"
 run --init-pods "$INIT" --pods "$PODS" --conns 16 --runs "$RUNS"
 stop_server
 
 echo "== 1. scheduler on: taint-heavy"
-start_server "$BIN" "$TMP/taints" "$TMP/taints"
+start_server "$BIN" "$TMP/taints" "$TMP/taints" "${NO_KUBELETS[@]}"
 run --workload taints --init-pods "$INIT" --pods "$PODS" --conns 16 --runs "$RUNS"
 stop_server
 
 echo "== 2. scheduler off: the same creates"
-start_server "$BIN" "$TMP/off" "$TMP/off" --disable-scheduler
+start_server "$BIN" "$TMP/off" "$TMP/off" "${NO_KUBELETS[@]}" --disable-scheduler
 run --create-only 1 --pods "$PODS" --conns 16 --runs "$RUNS"
 stop_server
 

@@ -40,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "admission/testing.h"
 #include "api/codec.h"
 #include "client/client.h"
 #include "client/informer.h"
@@ -145,6 +146,9 @@ std::unique_ptr<Cluster> NewCluster(const std::string& store_kind) {
   }
   c->clock = client::NewRealClock();
   server::Registry::Options ro;
+  // The nodes here have no kubelet and no node lifecycle controller lifts TaintNodesByCondition's
+  // not-ready taint: admission runs without that plugin.
+  ro.admission = admission::testing::ChainForNodesWithoutKubelets();
   c->registry = std::make_unique<server::Registry>(c->store.get(), ro);
   if (!c->registry->Start().ok()) std::exit(1);
   c->client = client::NewInProcessClient(c->registry.get());

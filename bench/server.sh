@@ -8,6 +8,11 @@
 
 SERVER_PID=""
 URL=""
+# Serve flags for servers whose nodes api_load creates itself, without kubelets: no node lifecycle
+# controller (it would find them silent after its grace period, taint them and mark their pods
+# not Ready in the middle of a measurement) and so no TaintNodesByCondition (nothing would lift
+# its not-ready taint).
+NO_KUBELETS=("--controllers=*,-node-lifecycle-controller" "--disable-admission-plugins=TaintNodesByCondition")
 
 stop_server() {
   [ -n "$SERVER_PID" ] || return 0

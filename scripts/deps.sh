@@ -9,8 +9,10 @@ packages=(
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3
 )
-if [ "${KUBETAINT_WITH_KUBECTL:-0}" = 1 ] && ! command -v kubectl >/dev/null 2>&1; then
-  packages+=(kubernetes-client)
+if [ "${KUBETAINT_WITH_KUBECTL:-0}" = 1 ]; then
+  # The end-to-end tests' clients: kubectl (when none is on PATH) and Debian's Python client.
+  command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+  packages+=(python3-kubernetes)
 fi
 
 missing=()

@@ -1,6 +1,7 @@
 #include "server/api_server.h"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -76,9 +77,14 @@ struct Query {
     const std::string* v = Find(name);
     return v ? std::string_view(*v) : std::string_view();
   }
+  // A boolean parameter as kube-apiserver reads one (Convert_Slice_string_To_bool): false when
+  // absent, "0" or "false" in any case; true otherwise, an empty value included (`?watch`).
   bool Flag(std::string_view name) const {
-    std::string_view v = Get(name);
-    return v == "true" || v == "1";
+    const std::string* v = Find(name);
+    if (v == nullptr || *v == "0") return false;
+    return !(v->size() == 5 && std::equal(v->begin(), v->end(), "false", [](char a, char b) {
+      return std::tolower(static_cast<unsigned char>(a)) == b;
+    }));
   }
 };
 

@@ -1373,6 +1373,27 @@ TEST_F(ApiServerTest, PagedListThenWatchMissesNoChange) {
       << "the watch from the paged list's resourceVersion must deliver p1's change";
 }
 
+// Query booleans as kube-apiserver reads them: false only when absent, "0" or "false" in any
+// case (Debian's python3-kubernetes sends watch=True).
+TEST_F(ApiServerTest, QueryBooleansAreFalseOnlyWhenAbsentZeroOrFalse) {
+  for (std::string_view q : {"watch=True", "watch=TRUE", "watch=yes", "watch", "watch="}) {
+    Conn c(port_);
+    ASSERT_TRUE(c.Send("GET /api/v1/pods?" + std::string(q) +
+                       "&timeoutSeconds=1&resourceVersion=0 HTTP/1.1\r\nHost: t\r\n\r\n"));
+    auto head = c.ReadHead();
+    ASSERT_TRUE(head) << q;
+    EXPECT_EQ(head->status, 200) << q;
+    std::optional<std::string> chunk = c.ReadChunk(Clock::now() + kTimeout);
+    ASSERT_TRUE(chunk) << q;
+    EXPECT_NE(chunk->find(R"("type":"ADDED")"), std::string::npos) << q << ": a watch";
+  }
+  for (std::string_view q : {"watch=false", "watch=False", "watch=FALSE", "watch=0"}) {
+    HttpResponse r = Get("/api/v1/pods?" + std::string(q));
+    EXPECT_EQ(r.status, 200) << q;
+    EXPECT_EQ(Json(r.body).Str("/kind"), "PodList") << q << ": a list";
+  }
+}
+
 TEST_F(ApiServerTest, ListAndGetResourceVersionsFollowTheStoreRevision) {
   Json list(Get("/api/v1/pods").body);
   EXPECT_EQ(list.Str("/metadata/resourceVersion"), std::to_string(Rev()));

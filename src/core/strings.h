@@ -32,4 +32,8 @@ bool ParseGoDuration(std::string_view s, std::chrono::nanoseconds* out, std::str
 // on failure.
 bool ParseFloat32(std::string_view s, float* out, bool* out_of_range = nullptr);
 
+// Appends `s` as a JSON string, quotes included: `"`, `\` and control characters escaped
+// (the rest, UTF-8 included, as it is). For JSON built by hand, such as small patches.
+void AppendJsonString(std::string& out, std::string_view s);
+
 }  // namespace kt

@@ -121,5 +121,14 @@ TEST(ParseFloat32Test, ReadsAsPflagsFloat32Var) {
   }
 }
 
+TEST(AppendJsonStringTest, QuotesAndEscapesWhatJsonRequires) {
+  std::string out = "x=";
+  AppendJsonString(out, "a\"b\\c\nd\te\x01" "f\u00e9");
+  EXPECT_EQ(out, "x=\"a\\\"b\\\\c\\nd\\te\\u0001f\u00e9\"");
+  out.clear();
+  AppendJsonString(out, "");
+  EXPECT_EQ(out, "\"\"");
+}
+
 }  // namespace
 }  // namespace kt

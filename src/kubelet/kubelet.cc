@@ -71,23 +71,6 @@ ConditionText Unhealthy(int c) {
   }
 }
 
-void AppendJsonString(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out.append(buf);
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
-}
-
 // A stable 128-bit-looking hex identity for node i: machineID, systemUUID, bootID.
 std::string Hex(uint64_t a, uint64_t b) {
   char buf[40];

@@ -19,18 +19,6 @@ source "$(dirname "$0")/lib.sh"
 require_kubectl
 limit=20
 
-# is NAME WANT ARGS...: kubectl ARGS prints exactly WANT (for wait_for).
-is() {
-  local name=$1 want=$2
-  shift 2
-  kc "$name" "$@"
-  [ "$(cat "$tmp/$name.out")" = "$want" ]
-}
-await() {  # WHAT NAME WANT ARGS...: is, polled until $limit
-  local what=$1
-  shift
-  wait_for $limit is "$@" || { fail "waited ${limit}s: $what"; _show "$1"; }
-}
 
 # --- 1. serve's kubelets ------------------------------------------------------------------------
 server one --nodes 2 --store memory
@@ -40,12 +28,12 @@ kc leases get leases -n kube-node-lease -o jsonpath='{range .items[*]}{.metadata
 check leases rc 0 out "node1=node1,Node node2=node2,Node "
 # TaintNodesByCondition gave each node node.kubernetes.io/not-ready:NoSchedule as it registered;
 # the node lifecycle controller lifts it once the node is Ready.
-await "the not-ready taint lifted" lifted "" get nodes -o jsonpath='{.items[*].spec.taints}'
+await_kc "the not-ready taint lifted" lifted "" get nodes -o jsonpath='{.items[*].spec.taints}'
 
 kc run run web --image=nginx \
   --overrides='{"spec":{"nodeName":"node2","terminationGracePeriodSeconds":3}}'
 check run rc 0 out "pod/web created"
-await "web Running and Ready" web_ready "Running True 10.64.2.2 172.16.0.2" get pod web \
+await_kc "web Running and Ready" web_ready "Running True 10.64.2.2 172.16.0.2" get pod web \
   -o jsonpath='{.status.phase} {.status.conditions[?(@.type=="Ready")].status} {.status.podIP} {.status.hostIP}'
 kc web_cs get pod web -o jsonpath='{.status.containerStatuses[0].name} {.status.containerStatuses[0].ready} {.status.containerStatuses[0].state.running.startedAt}'
 check web_cs rc 0 has '^web true [0-9T:-]+Z$'
@@ -70,10 +58,10 @@ fi
 conds='{range .status.conditions[*]}{.type}={.status} {end}'
 kc annotate annotate node node1 kubetaint.io/simulate=memory-pressure,disk-pressure
 check annotate rc 0 out "node/node1 annotated"
-await "node1 reports memory and disk pressure" pressure \
+await_kc "node1 reports memory and disk pressure" pressure \
   "MemoryPressure=True DiskPressure=True PIDPressure=False Ready=True " get node node1 -o jsonpath="$conds"
 kc not_ready annotate node node1 kubetaint.io/simulate=not-ready --overwrite
-await "node1 NotReady" not_ready_conds \
+await_kc "node1 NotReady" not_ready_conds \
   "MemoryPressure=False DiskPressure=False PIDPressure=False Ready=False " get node node1 -o jsonpath="$conds"
 kc not_ready_reason get node node1 -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}'
 check not_ready_reason out KubeletNotReady
@@ -94,7 +82,7 @@ if wait_for 10 still cut_still cut; then ok; else fail "cut: gone while its kube
 kc heal annotate node node1 kubetaint.io/simulate-
 check heal rc 0 out "node/node1 annotated"
 if wait_for $limit gone cut_gone cut; then ok; else fail "waited ${limit}s: cut gone once node1 healed"; fi
-await "node1 Ready again" healed_conds \
+await_kc "node1 Ready again" healed_conds \
   "MemoryPressure=False DiskPressure=False PIDPressure=False Ready=True " get node node1 -o jsonpath="$conds"
 
 # --- 3. a separate kubelet process -------------------------------------------------------------
@@ -110,7 +98,7 @@ check edge rc 0 out "edge-1 zone-a 8 2 gpu=yes:NoSchedule True
 edge-2 zone-b 8 2 gpu=yes:NoSchedule True"
 kc edge_lease get lease -n kube-node-lease edge-1 -o jsonpath='{.spec.leaseDurationSeconds}'
 check edge_lease rc 0 out 20
-await "edge nodes keep only their registration taint" edge_taints \
+await_kc "edge nodes keep only their registration taint" edge_taints \
   "gpu=yes:NoSchedule gpu=yes:NoSchedule " get nodes edge-1 edge-2 \
   -o jsonpath='{range .items[*].spec.taints[*]}{.key}={.value}:{.effect} {end}'
 cat >"$tmp/gpu.yaml" <<'YAML'
@@ -128,7 +116,7 @@ spec:
 YAML
 kc gpu create -f "$tmp/gpu.yaml"
 check gpu rc 0 out "pod/trainer created"
-await "trainer runs on edge-2" trainer "edge-2 Running True" get pod trainer \
+await_kc "trainer runs on edge-2" trainer "edge-2 Running True" get pod trainer \
   -o jsonpath='{.spec.nodeName} {.status.phase} {.status.conditions[?(@.type=="Ready")].status}'
 kill -TERM $kubelet_pid
 if wait_for 10 _gone $kubelet_pid; then

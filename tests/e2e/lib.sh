@@ -163,6 +163,25 @@ kc() {
   echo $? >"$tmp/$name.rc"
 }
 
+# kc_is NAME WANT ARGS...: kubectl ARGS (kept as NAME) prints exactly WANT; for wait_for.
+kc_is() {
+  local name=$1 want=$2
+  shift 2
+  kc "$name" "$@"
+  [ "$(cat "$tmp/$name.out")" = "$want" ]
+}
+
+# await_kc WHAT NAME WANT ARGS...: kc_is polled until $limit seconds; one check, failed with
+# WHAT and the last output on timeout.
+await_kc() {
+  local what=$1
+  shift
+  if wait_for "$limit" kc_is "$@"; then ok; else
+    fail "waited ${limit}s: $what"
+    _show "$1"
+  fi
+}
+
 # derive NEW FROM COMMAND...: NEW is FROM with stdout passed through COMMAND (e.g. a sed that
 # cuts out one section of `describe`), so it can be checked on its own.
 derive() {

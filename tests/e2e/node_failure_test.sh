@@ -23,21 +23,6 @@ source "$(dirname "$0")/lib.sh"
 require_kubectl
 limit=30
 
-# is NAME WANT ARGS...: kubectl ARGS prints exactly WANT (for wait_for).
-is() {
-  local name=$1 want=$2
-  shift 2
-  kc "$name" "$@"
-  [ "$(cat "$tmp/$name.out")" = "$want" ]
-}
-await() {  # WHAT NAME WANT ARGS...: is, polled until $limit
-  local what=$1
-  shift
-  if wait_for $limit is "$@"; then ok; else
-    fail "waited ${limit}s: $what"
-    _show "$1"
-  fi
-}
 taints='{range .spec.taints[*]}{.key}:{.effect} {end}'
 
 server fail --store memory --nodes 3 --node-monitor-grace-period 3s --node-monitor-period 500ms \
@@ -54,7 +39,7 @@ kc web_tols get pod web -o jsonpath='{range .spec.tolerations[*]}{.key}:{.effect
 check web_tols rc 0 out "node.kubernetes.io/not-ready:NoExecute:300 node.kubernetes.io/unreachable:NoExecute:2 "
 kc stay run stay --image=nginx --overrides='{"spec":{"nodeName":"node2","tolerations":[{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute"}]}}'
 check stay rc 0 out "pod/stay created"
-await "web and stay Running" running "Running Running" get pod web stay \
+await_kc "web and stay Running" running "Running Running" get pod web stay \
   -o jsonpath='{.items[0].status.phase} {.items[1].status.phase}'
 agent=$(kubectl get pods -l app=node-agent --field-selector spec.nodeName=node2 -o jsonpath='{.items[0].metadata.name}')
 if [ -n "$agent" ]; then ok; else fail "no node-agent pod on node2"; fi
@@ -63,7 +48,7 @@ if [ -n "$agent" ]; then ok; else fail "no node-agent pod on node2"; fi
 kc cut annotate node node2 kubetaint.io/simulate=unreachable
 check cut rc 0 out "node/node2 annotated"
 t_cut=$(_now_ms)
-await "node2 tainted unreachable" cut_taints \
+await_kc "node2 tainted unreachable" cut_taints \
   "node.kubernetes.io/unreachable:NoSchedule node.kubernetes.io/unreachable:NoExecute " \
   get node node2 -o jsonpath="$taints"
 kc describe describe node node2
@@ -94,17 +79,17 @@ check stay_get rc 0 out "stay::node2 $agent::node2 "
 # --- 3. memory pressure ------------------------------------------------------------------------
 kc pressure annotate node node3 kubetaint.io/simulate=memory-pressure
 check pressure rc 0 out "node/node3 annotated"
-await "node3 tainted memory-pressure" pressure_taints "node.kubernetes.io/memory-pressure:NoSchedule " \
+await_kc "node3 tainted memory-pressure" pressure_taints "node.kubernetes.io/memory-pressure:NoSchedule " \
   get node node3 -o jsonpath="$taints"
 kc relief annotate node node3 kubetaint.io/simulate-
 check relief rc 0 out "node/node3 annotated"
-await "node3's memory-pressure taint gone" relief_taints "" get node node3 -o jsonpath="$taints"
+await_kc "node3's memory-pressure taint gone" relief_taints "" get node node3 -o jsonpath="$taints"
 
 # --- 4. node2 heals ------------------------------------------------------------------------------
 kc heal annotate node node2 kubetaint.io/simulate-
 check heal rc 0 out "node/node2 annotated"
-await "node2's taints gone" heal_taints "" get node node2 -o jsonpath="$taints"
-await "node2 Ready" heal_ready "True" get node node2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'
+await_kc "node2's taints gone" heal_taints "" get node node2 -o jsonpath="$taints"
+await_kc "node2 Ready" heal_ready "True" get node node2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}'
 
 stop_server
 if [ "$srv_rc" = 0 ]; then ok; else fail "SIGTERM: exit status $srv_rc"; fi

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "api/types.h"
+#include "core/strings.h"
 #include "core/taint.h"
 #include "core/time.h"
 
@@ -30,15 +31,6 @@ bool OutOfService(const api::Node& n) {
     if (t.key == kOutOfServiceTaint && t.effect == kEffectNoExecute) return true;
   }
   return false;
-}
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  out.push_back('"');
 }
 
 }  // namespace

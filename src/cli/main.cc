@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
       ->add_option("--controllers", serve_options.controllers,
                    "Components to run: '*' runs every one on by default, 'name' enables one, "
                    "'-name' disables one (known: scheduler, taint-eviction-controller, "
-                   "pod-garbage-collector, node-lifecycle-controller, daemonset-controller)")
+                   "pod-garbage-collector, node-lifecycle-controller, daemonset-controller, "
+                   "garbage-collector-controller)")
       ->delimiter(',')
       ->capture_default_str();
 

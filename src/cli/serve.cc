@@ -19,6 +19,7 @@
 #include "client/informer.h"
 #include "controllers/daemonset/controller.h"
 #include "controllers/nodelifecycle/controller.h"
+#include "controllers/garbagecollector/controller.h"
 #include "controllers/podgc/controller.h"
 #include "controllers/tainteviction/controller.h"
 #include "core/time.h"
@@ -276,6 +277,21 @@ int RunServe(const ServeOptions& options) {
     pod_gc = std::make_unique<controllers::podgc::Controller>(std::move(go));
   }
 
+  // The garbage collector (kube-controller-manager's): dependents of deleted owners, and the
+  // Orphan and Foreground propagation policies.
+  std::unique_ptr<controllers::garbagecollector::Controller> garbage_collector;
+  if (ControllerEnabled(options.controllers, controllers::garbagecollector::kControllerName)) {
+    controllers::garbagecollector::Controller::Options gco;
+    gco.clock = clock.get();
+    gco.client = client.get();
+    gco.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    gco.leases = client::NewCacheListerWatcher(&registry.cache(server::Resource::kLeases));
+    gco.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
+    gco.daemonsets = client::NewCacheListerWatcher(&registry.cache(server::Resource::kDaemonSets));
+    garbage_collector =
+        std::make_unique<controllers::garbagecollector::Controller>(std::move(gco));
+  }
+
   // The node lifecycle controller (kube-controller-manager's), on its own informers.
   std::unique_ptr<controllers::nodelifecycle::Controller> node_lifecycle;
   if (ControllerEnabled(options.controllers, controllers::nodelifecycle::kControllerName)) {
@@ -361,6 +377,7 @@ int RunServe(const ServeOptions& options) {
   }
   if (taint_eviction) taint_eviction->Start();
   if (pod_gc) pod_gc->Start();
+  if (garbage_collector) garbage_collector->Start();
   if (node_lifecycle) node_lifecycle->Start();
   if (daemonset) daemonset->Start();
 
@@ -369,6 +386,7 @@ int RunServe(const ServeOptions& options) {
   if (sched) sched->Stop();
   if (taint_eviction) taint_eviction->Stop();
   if (pod_gc) pod_gc->Stop();
+  if (garbage_collector) garbage_collector->Stop();
   if (node_lifecycle) node_lifecycle->Stop();
   if (daemonset) daemonset->Stop();
   if (pod_informer) pod_informer->Stop();

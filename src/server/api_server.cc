@@ -309,6 +309,8 @@ std::string StringOf(const rapidjson::Value& v) {
 ApiResult<DeleteOptions> ParseDeleteOptions(std::string_view content_type, std::string_view body,
                                             const Query& query) {
   DeleteOptions o;
+  std::optional<std::string> policy;
+  std::optional<bool> orphan_dependents;
   if (!body.empty()) {
     ApiResult<Document> doc = DecodeBody("DeleteOptions", content_type, body);
     if (!doc) return ApiErr(doc.error());
@@ -331,8 +333,40 @@ ApiResult<DeleteOptions> ParseDeleteOptions(std::string_view content_type, std::
           if (v.IsString() && std::string_view(v.GetString()) == "All") o.dry_run = true;
         }
       }
+      if (auto pp = doc->FindMember("propagationPolicy");
+          pp != doc->MemberEnd() && pp->value.IsString()) {
+        policy = StringOf(pp->value);
+      }
+      if (auto od = doc->FindMember("orphanDependents");
+          od != doc->MemberEnd() && od->value.IsBool()) {
+        orphan_dependents = od->value.GetBool();
+      }
     }
   }
+  if (const std::string* pp = query.Find("propagationPolicy")) policy = *pp;
+  if (query.Find("orphanDependents") != nullptr) orphan_dependents = query.Flag("orphanDependents");
+  // Upstream ValidateDeleteOptions.
+  FieldErrorList errors;
+  if (policy && orphan_dependents) {
+    errors.push_back(FieldError::Invalid("propagationPolicy", GoQuote(*policy),
+                                         "orphanDependents and deletionPropagation cannot be both set"));
+  }
+  if (policy) {
+    if (*policy == "Background") {
+      o.propagation = Propagation::kBackground;
+    } else if (*policy == "Orphan") {
+      o.propagation = Propagation::kOrphan;
+    } else if (*policy == "Foreground") {
+      o.propagation = Propagation::kForeground;
+    } else {
+      static constexpr std::string_view kPolicies[] = {"Foreground", "Background", "Orphan",
+                                                       "nil"};
+      errors.push_back(FieldError::NotSupported("propagationPolicy", GoQuote(*policy), kPolicies));
+    }
+  } else if (orphan_dependents) {
+    o.propagation = *orphan_dependents ? Propagation::kOrphan : Propagation::kBackground;
+  }
+  if (!errors.empty()) return ApiErr(NewInvalid("meta.k8s.io", "DeleteOptions", "", errors));
   if (const std::string* g = query.Find("gracePeriodSeconds")) {
     int64_t v = 0;
     if (!ParseInt64(*g, v)) {

@@ -1394,6 +1394,30 @@ TEST_F(ApiServerTest, QueryBooleansAreFalseOnlyWhenAbsentZeroOrFalse) {
   }
 }
 
+TEST_F(ApiServerTest, DeleteOptionsPropagationPolicyIsValidatedAsUpstream) {
+  HttpResponse r = Do("DELETE", kNode1, R"({"propagationPolicy":"Sometimes"})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Json(r.body).Str("/message"),
+            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: "
+            "\"Sometimes\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"");
+  r = Do("DELETE", std::string(kNode1) + "?propagationPolicy=Orphan&orphanDependents=true");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Json(r.body).Str("/message"),
+            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: "
+            "\"Orphan\": orphanDependents and deletionPropagation cannot be both set");
+  ASSERT_EQ(Get(kNode1).status, 200) << "nothing deleted";
+  // Orphan (here by the deprecated orphanDependents): marked deleting, held by `orphan`.
+  r = Do("DELETE", std::string(kNode1) + "?orphanDependents=true");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json node(Get(kNode1).body);
+  EXPECT_EQ(node.Str("/metadata/finalizers/0"), "orphan");
+  EXPECT_TRUE(node.Has("/metadata/deletionTimestamp"));
+  // Background drops it again, and with no finalizer left the node goes.
+  r = Do("DELETE", kNode1, R"({"propagationPolicy":"Background"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Get(kNode1).status, 404);
+}
+
 TEST_F(ApiServerTest, ListAndGetResourceVersionsFollowTheStoreRevision) {
   Json list(Get("/api/v1/pods").body);
   EXPECT_EQ(list.Str("/metadata/resourceVersion"), std::to_string(Rev()));

@@ -968,10 +968,10 @@ WallTime FromTimestamp(const std::string& rfc3339) {
   return WallTime(std::chrono::seconds(t.seconds) + std::chrono::nanoseconds(t.nanos));
 }
 
+// `finalizers`: whether the object has finalizers once this delete has set them.
 DeletePlan PlanDelete(const ResourceInfo& info, const StoredObject& current,
-                      std::optional<int64_t> requested, WallTime now) {
+                      std::optional<int64_t> requested, WallTime now, bool finalizers) {
   const api::ObjectMeta& meta = current.meta();
-  const bool finalizers = !meta.finalizers.empty();
   // Negative grace periods count as 1 s on the delete path.
   if (requested && *requested < 0) requested = 1;
   // Objects without graceful deletion (everything but pods): deleted at once unless finalizers
@@ -1016,25 +1016,73 @@ DeletePlan PlanDelete(const ResourceInfo& info, const StoredObject& current,
 void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
                                 int attempt, WriteCallback done) {
   const WallTime now = std::chrono::time_point_cast<std::chrono::nanoseconds>(options_.now());
-  const DeletePlan plan = PlanDelete(info, *current, options.grace_period_seconds, now);
+  // The garbage collector's finalizers as the propagation policy asks (upstream
+  // deletionFinalizersForGarbageCollection): Orphan and Foreground add theirs and drop the
+  // other's; Background drops both; no policy leaves them as they are.
+  std::vector<std::string> finalizers(current->meta().finalizers.begin(),
+                                      current->meta().finalizers.end());
+  auto drop = [&](std::string_view f) { std::erase(finalizers, f); };
+  auto add = [&](std::string_view f) {
+    if (std::find(finalizers.begin(), finalizers.end(), f) == finalizers.end()) {
+      finalizers.emplace_back(f);
+    }
+  };
+  switch (options.propagation) {
+    case Propagation::kDefault:
+      break;
+    case Propagation::kBackground:
+      drop(kFinalizerOrphan);
+      drop(kFinalizerForeground);
+      break;
+    case Propagation::kOrphan:
+      drop(kFinalizerForeground);
+      add(kFinalizerOrphan);
+      break;
+    case Propagation::kForeground:
+      drop(kFinalizerOrphan);
+      add(kFinalizerForeground);
+      break;
+  }
+  const bool finalizers_changed =
+      !std::equal(finalizers.begin(), finalizers.end(), current->meta().finalizers.begin(),
+                  current->meta().finalizers.end());
+  const DeletePlan plan =
+      PlanDelete(info, *current, options.grace_period_seconds, now, !finalizers.empty());
   // No grace period and no finalizer left: the object goes now. Upstream first writes the
   // zero grace period and then deletes; here it is one store delete, so that a crash between
   // the two cannot leave a half-done delete behind (DESIGN.md invariant 5).
   if (plan.kind == DeletePlan::kDeleteNow ||
-      (plan.kind == DeletePlan::kMark && plan.grace == 0 && current->meta().finalizers.empty())) {
+      (plan.kind == DeletePlan::kMark && plan.grace == 0 && finalizers.empty())) {
     return DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
   }
-  if (plan.kind == DeletePlan::kAsIs) return done(current->json);
+  if (plan.kind == DeletePlan::kAsIs && !finalizers_changed) return done(current->json);
   Result<Document> doc = ParseCurrent(*current);
   if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
   Alloc& alloc = doc->GetAllocator();
   Value& meta = (*doc)["metadata"];
-  const bool first = !current->meta().deletion_timestamp;
-  if (!plan.keep_stamp) SetString(meta, "deletionTimestamp", FormatRfc3339(plan.deletion), alloc);
-  SetMember(meta, "deletionGracePeriodSeconds", Value(plan.grace), alloc);
-  if (auto g = meta.FindMember("generation");
-      first && g != meta.MemberEnd() && g->value.IsInt64() && g->value.GetInt64() > 0) {
-    g->value.SetInt64(g->value.GetInt64() + 1);
+  if (finalizers_changed) {
+    if (finalizers.empty()) {
+      RemoveMember(meta, "finalizers");
+    } else {
+      Value list(rapidjson::kArrayType);
+      for (const std::string& f : finalizers) {
+        list.PushBack(Value(f.data(), static_cast<rapidjson::SizeType>(f.size()), alloc), alloc);
+      }
+      SetMember(meta, "finalizers", std::move(list), alloc);
+    }
+  }
+  if (plan.kind == DeletePlan::kAsIs) {
+    // Only the finalizers change: the deletion in progress stays as it is.
+  } else {
+    const bool first = !current->meta().deletion_timestamp;
+    if (!plan.keep_stamp) {
+      SetString(meta, "deletionTimestamp", FormatRfc3339(plan.deletion), alloc);
+    }
+    SetMember(meta, "deletionGracePeriodSeconds", Value(plan.grace), alloc);
+    if (auto g = meta.FindMember("generation");
+        first && g != meta.MemberEnd() && g->value.IsInt64() && g->value.GetInt64() > 0) {
+      g->value.SetInt64(g->value.GetInt64() + 1);
+    }
   }
   RemoveMember(meta, "resourceVersion");
   Result<TypedObject> typed = DecodeTyped(info.resource, *doc);

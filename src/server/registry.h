@@ -55,10 +55,21 @@ struct WriteOptions {
   bool dry_run = false;  // dryRun=All: validate and answer, persist nothing
 };
 
+// DeleteOptions.propagationPolicy: what becomes of the object's dependents (objects whose
+// ownerReferences name it). Background (the default here, as upstream for every kind served):
+// the object goes now and the garbage collector deletes them. Orphan: the object keeps the
+// `orphan` finalizer until the garbage collector has removed its references from them.
+// Foreground: it keeps `foregroundDeletion` until the garbage collector has deleted them.
+enum class Propagation : unsigned char { kDefault, kBackground, kOrphan, kForeground };
+
+inline constexpr std::string_view kFinalizerOrphan = "orphan";
+inline constexpr std::string_view kFinalizerForeground = "foregroundDeletion";
+
 struct DeleteOptions {
   std::optional<std::string> precondition_uid;
   std::optional<std::string> precondition_resource_version;
   std::optional<int64_t> grace_period_seconds;
+  Propagation propagation = Propagation::kDefault;
   bool dry_run = false;
 };
 

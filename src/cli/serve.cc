@@ -284,7 +284,8 @@ int RunServe(const ServeOptions& options) {
     controllers::garbagecollector::Controller::Options gco;
     gco.clock = clock.get();
     gco.client = client.get();
-    gco.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    gco.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods),
+                                             controllers::garbagecollector::DependentFilter());
     gco.leases = client::NewCacheListerWatcher(&registry.cache(server::Resource::kLeases));
     gco.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
     gco.daemonsets = client::NewCacheListerWatcher(&registry.cache(server::Resource::kDaemonSets));

@@ -56,6 +56,7 @@ bool ObjectFilter::Matches(const StoredObject& object) const {
   const api::ObjectMeta& meta = object.meta();
   if (!namespace_.empty() && meta.namespace_ != namespace_) return false;
   if (!labels.Matches(meta.labels)) return false;
+  if (predicate && !predicate(object)) return false;
   return fields.Matches([&](api::fields::Field f) { return object.Field(f); });
 }
 

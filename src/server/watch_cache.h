@@ -46,6 +46,9 @@ struct ObjectFilter {
   std::string namespace_;  // "" = all namespaces
   api::labels::Selector labels;
   api::fields::Selector fields;
+  // In-process watchers only (no query parameter sets it): a further condition, e.g. the
+  // garbage collector's "has an owner of a kind it resolves". Null: none.
+  std::function<bool(const StoredObject&)> predicate;
 
   bool Matches(const StoredObject& object) const;
 };

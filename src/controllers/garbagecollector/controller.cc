@@ -19,7 +19,6 @@ constexpr Resource kDependents[] = {Resource::kPods, Resource::kLeases, Resource
 // The served kind an ownerReference names, if kubetaint serves it.
 std::optional<Resource> OwnerResource(const api::OwnerReference& ref) {
   if (ref.api_version == "v1" && ref.kind == "Node") return Resource::kNodes;
-  if (ref.api_version == "v1" && ref.kind == "Pod") return Resource::kPods;
   if (ref.api_version == "apps/v1" && ref.kind == "DaemonSet") return Resource::kDaemonSets;
   return std::nullopt;
 }
@@ -46,6 +45,16 @@ std::string OwnerReferenceJson(const api::OwnerReference& r) {
 }
 
 }  // namespace
+
+server::ObjectFilter DependentFilter() {
+  server::ObjectFilter f;
+  f.predicate = [](const server::StoredObject& o) {
+    const auto& refs = o.meta().owner_references;
+    return std::any_of(refs.begin(), refs.end(),
+                       [](const api::OwnerReference& r) { return OwnerResource(r).has_value(); });
+  };
+  return f;
+}
 
 Controller::Controller(Options options)
     : options_(std::move(options)), clock_(options_.clock), client_(options_.client) {
@@ -81,7 +90,7 @@ Controller::Controller(Options options)
         .on_delete = [this](const ObjectPtr& o) { EnqueueOwnersOf(o); },
     });
   }
-  for (Resource r : {Resource::kNodes, Resource::kPods, Resource::kDaemonSets}) {
+  for (Resource r : {Resource::kNodes, Resource::kDaemonSets}) {
     InformerOf(r)->AddEventHandler(client::EventHandler{
         .on_add = [this, r](const ObjectPtr& o, bool) { OnOwner(r, o); },
         .on_update = [this, r](const ObjectPtr&, const ObjectPtr& o) { OnOwner(r, o); },
@@ -190,7 +199,7 @@ size_t Controller::Drain() {
     for (Resource r : kDependents) {
       for (const ObjectPtr& o : InformerOf(r)->List()) OnDependent(r, o);
     }
-    for (Resource r : {Resource::kNodes, Resource::kPods, Resource::kDaemonSets}) {
+    for (Resource r : {Resource::kNodes, Resource::kDaemonSets}) {
       for (const ObjectPtr& o : InformerOf(r)->List()) OnOwner(r, o);
     }
   }

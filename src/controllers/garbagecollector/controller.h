@@ -12,13 +12,15 @@
 //     adds it): its references are removed from every dependent, then the finalizer.
 //   - An owner deleted with propagationPolicy=Foreground keeps `foregroundDeletion`: its
 //     dependents are deleted, and once none is left the finalizer is removed.
-// Owners it resolves: v1 Node, v1 Pod, apps/v1 DaemonSet. Nothing is done before every informer
-// has synced.
+// Owners it resolves: v1 Node and apps/v1 DaemonSet (a Pod as owner is not resolved: its
+// dependents are left alone). Its pods informer holds only pods with an owner it resolves
+// (DependentFilter), so that pods of other owners cost it nothing. Nothing is done before every
+// informer has synced.
 //
 //   Controller::Options o;
 //   o.clock = clock; o.client = client;
-//   o.pods = NewCacheListerWatcher(&registry.cache(Resource::kPods)); (and leases, nodes,
-//   daemonsets)
+//   o.pods = NewCacheListerWatcher(&registry.cache(Resource::kPods), DependentFilter());
+//   (and leases, nodes, daemonsets)
 //   Controller gc(std::move(o));
 //   gc.Start();
 //
@@ -43,12 +45,16 @@ namespace kt::controllers::garbagecollector {
 
 inline constexpr std::string_view kControllerName = "garbage-collector-controller";
 
+// Objects with at least one ownerReference to a kind the collector resolves: what its pods
+// informer needs to hold.
+server::ObjectFilter DependentFilter();
+
 class Controller {
  public:
   struct Options {
     client::Clock* clock = nullptr;
     client::Client* client = nullptr;
-    std::unique_ptr<client::ListerWatcher> pods;
+    std::unique_ptr<client::ListerWatcher> pods;  // with DependentFilter
     std::unique_ptr<client::ListerWatcher> leases;
     std::unique_ptr<client::ListerWatcher> nodes;
     std::unique_ptr<client::ListerWatcher> daemonsets;

@@ -27,7 +27,7 @@ class GarbageCollectorTest : public ::testing::Test {
     Controller::Options o;
     o.clock = &api_.clock;
     o.client = &api_.client();
-    o.pods = api_.ListerWatcher(Resource::kPods);
+    o.pods = api_.ListerWatcher(Resource::kPods, DependentFilter());
     o.leases = api_.ListerWatcher(Resource::kLeases);
     o.nodes = api_.ListerWatcher(Resource::kNodes);
     o.daemonsets = api_.ListerWatcher(Resource::kDaemonSets);

@@ -325,7 +325,8 @@ int RunServe(const ServeOptions& options) {
     dso.clock = clock.get();
     dso.client = client.get();
     dso.daemonsets = client::NewCacheListerWatcher(&registry.cache(server::Resource::kDaemonSets));
-    dso.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods));
+    dso.pods = client::NewCacheListerWatcher(&registry.cache(server::Resource::kPods),
+                                             controllers::daemonset::PodsFilter());
     dso.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
     dso.gates = options.gates;
     daemonset = std::make_unique<controllers::daemonset::Controller>(std::move(dso));

@@ -181,6 +181,15 @@ std::string StatusUpdateBody(const Value& ds_json, const api::DaemonSet& counts,
 
 }  // namespace
 
+server::ObjectFilter PodsFilter() {
+  server::ObjectFilter f;
+  f.predicate = [](const server::StoredObject& o) {
+    const api::OwnerReference* ref = ControllerOf(o.meta());
+    return ref == nullptr || (ref->kind == "DaemonSet" && ref->api_version == "apps/v1");
+  };
+  return f;
+}
+
 struct Controller::SyncContext {
   std::string key;
   ObjectPtr object;

@@ -64,13 +64,19 @@
 
 namespace kt::controllers::daemonset {
 
+// The pods the controller can act on: those a DaemonSet controls, and orphans (no controller),
+// which a DaemonSet may adopt. A pod another controller owns is never looked at (upstream
+// ignores them too), so its pods informer need not hold them; a pod whose controller changes
+// leaves or joins the informer as a delete or an add.
+server::ObjectFilter PodsFilter();
+
 class Controller {
  public:
   struct Options {
     client::Clock* clock = nullptr;
     client::Client* client = nullptr;
     std::unique_ptr<client::ListerWatcher> daemonsets;
-    std::unique_ptr<client::ListerWatcher> pods;
+    std::unique_ptr<client::ListerWatcher> pods;  // PodsFilter() is enough
     std::unique_ptr<client::ListerWatcher> nodes;
     FeatureGates gates;
     // The event source's host; upstream's controller leaves it empty.

@@ -576,6 +576,26 @@ TEST(DaemonSetControllerTest, OrphansAreAdoptedAndStrangersReleased) {
   EXPECT_NE(c.PodsByNode("agent")["node1"][0], "orphan");
 }
 
+TEST(DaemonSetControllerTest, APodAnotherControllerOwnsIsNeitherAdoptedNorCounted) {
+  Cluster c;
+  c.CreateNode("node1");
+  // The DaemonSet's labels on node1, but a ReplicaSet's pod: not the controller's (its pods
+  // informer does not even hold it, PodsFilter).
+  ASSERT_TRUE(c.api().CreateSync(
+      server::Resource::kPods, "default",
+      R"({"metadata":{"name":"replica","labels":{"app":"agent"},"ownerReferences":[)"
+      R"({"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"11111111-2222-3333-4444-555555555555",)"
+      R"("controller":true}]},"spec":{"nodeName":"node1","containers":[{"name":"c","image":"v1"}]}})"));
+  c.CreateDaemonSet("agent");
+  const std::vector<std::string> pods = c.PodsByNode("agent")["node1"];
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_NE(pods[0], "replica");
+  server::ObjectPtr replica = c.GetPod("replica");
+  ASSERT_TRUE(replica);
+  ASSERT_EQ(replica->As<api::Pod>()->meta.owner_references.size(), 1u);
+  EXPECT_EQ(replica->As<api::Pod>()->meta.owner_references[0].kind, "ReplicaSet");
+}
+
 TEST(DaemonSetControllerTest, TwoDaemonSetsDoNotTouchEachOthersPods) {
   Cluster c;
   c.CreateNode("node1");

@@ -437,8 +437,8 @@ std::string PodName(long i) { return "pod-" + std::to_string(i); }
 
 // `noexecute_tolerations`: with the not-ready/unreachable NoExecute tolerations of 300 s (as
 // DefaultTolerationSeconds would have added); without, the server's admission adds its own.
-std::string PodJson(const std::string& ns, const std::string& name, const std::string& node,
-                    long i, bool noexecute_tolerations = true) {
+std::string PodJson(const std::string& ns, const std::string& name, const std::string& node, long i,
+                    bool noexecute_tolerations = true) {
   const std::string app = "web-" + std::to_string(i % 500);
   std::string p;
   p.reserve(2600);
@@ -1771,7 +1771,8 @@ class OutageWatcher {
     const bool leases = leases_.Start(
         url,
         "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?watch=true&"
-        "resourceVersion=" + lease_rv,
+        "resourceVersion=" +
+            lease_rv,
         [this](std::string_view line, Clock::time_point at) {
           if (NodeIndex(line) < 0) return;
           std::lock_guard<std::mutex> lock(mu_);
@@ -1823,8 +1824,8 @@ class OutageWatcher {
   }
 
   std::mutex mu_;
-  Clock::time_point last_renewal_;         // guarded by mu_
-  long renewals_ = 0, tainted_ = 0;        // guarded by mu_
+  Clock::time_point last_renewal_;             // guarded by mu_
+  long renewals_ = 0, tainted_ = 0;            // guarded by mu_
   std::vector<Clock::time_point> tainted_at_;  // guarded by mu_
   const long nodes_;
   WatchStream leases_, nodes_watch_;  // last: destroyed (and their threads joined) first
@@ -1901,7 +1902,10 @@ int CmdOutage(const Flags& f) {
   EvictionWatcher evictions(pods, nodes);
   StartPodWatch(url, &evictions);
   std::string body;
-  if (OneShot(url, Request("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?limit=1"), &body) != 200) {
+  if (OneShot(
+          url,
+          Request("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases?limit=1"),
+          &body) != 200) {
     Die("listing leases failed: " + body.substr(0, 200));
   }
   const std::string lease_rv = ResourceVersionOf(body);
@@ -1923,8 +1927,8 @@ int CmdOutage(const Flags& f) {
   const auto t_kill = Clock::now();
   if (::kill(kubelet, SIGKILL) != 0) Die("cannot kill the kubelet process");
   const long got = evictions.WaitDeleted(
-      pods, t_kill + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(limit_s)));
+      pods,
+      t_kill + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s)));
   const auto t_waited = Clock::now();
   const double server_cpu = ProcCpuSeconds(g_server_pid) - server0;
   const double host = HostBusySeconds() - host0;
@@ -1954,8 +1958,8 @@ int CmdOutage(const Flags& f) {
       "read); from that last heartbeat: first node tainted unreachable:NoExecute at %.2f s, "
       "last (%ld of %ld nodes) at %.2f s; first pod deletion read at %.2f s, last (%ld of %ld "
       "pods) at %.2f s\n",
-      Ms(t_kill - hb) / 1000, o.renewals, s_from(first_taint), o.tainted, nodes,
-      s_from(last_taint), s_from(first_evict), got, pods, s_from(last_evict));
+      Ms(t_kill - hb) / 1000, o.renewals, s_from(first_taint), o.tainted, nodes, s_from(last_taint),
+      s_from(first_evict), got, pods, s_from(last_evict));
   const double wall_s = Ms(t_waited - t_kill) / 1000;
   std::printf(
       "(outage) CPU from the kill to the last deletion read (%.2f s): server %.2f s (%.0f us "
@@ -1968,8 +1972,7 @@ int CmdOutage(const Flags& f) {
       "(outage) result: nodes %ld pods %ld heartbeat_to_last_eviction_s %.3f "
       "heartbeat_to_first_taint_s %.3f heartbeat_to_last_taint_s %.3f "
       "heartbeat_to_first_eviction_s %.3f server_cpu_s %.2f\n",
-      nodes, pods, all_s, s_from(first_taint), s_from(last_taint), s_from(first_evict),
-      server_cpu);
+      nodes, pods, all_s, s_from(first_taint), s_from(last_taint), s_from(first_evict), server_cpu);
   std::fflush(stdout);
   return got >= pods ? 0 : 1;
 }

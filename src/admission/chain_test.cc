@@ -52,12 +52,9 @@ TEST(ChainTest, KubetaintsPluginsAreUpstreamsDefaultOnesInUpstreamsOrder) {
 }
 
 TEST(ChainTest, TheDefaultOffPluginsRunInUpstreamsOrderWhenEnabled) {
-  EXPECT_EQ(
-      Picked(KnownPlugins(),
-             {"ExtendedResourceToleration", "PodTolerationRestriction"},
-             {}),
-      "NamespaceLifecycle,TaintNodesByCondition,Priority,DefaultTolerationSeconds,"
-      "PodTolerationRestriction,ExtendedResourceToleration");
+  EXPECT_EQ(Picked(KnownPlugins(), {"ExtendedResourceToleration", "PodTolerationRestriction"}, {}),
+            "NamespaceLifecycle,TaintNodesByCondition,Priority,DefaultTolerationSeconds,"
+            "PodTolerationRestriction,ExtendedResourceToleration");
 }
 
 TEST(ChainTest, APluginConfigurationErrorNamesThePlugin) {

@@ -18,8 +18,8 @@
 #include "client/client.h"
 #include "client/informer.h"
 #include "controllers/daemonset/controller.h"
-#include "controllers/nodelifecycle/controller.h"
 #include "controllers/garbagecollector/controller.h"
+#include "controllers/nodelifecycle/controller.h"
 #include "controllers/podgc/controller.h"
 #include "controllers/tainteviction/controller.h"
 #include "core/time.h"
@@ -289,8 +289,7 @@ int RunServe(const ServeOptions& options) {
     gco.leases = client::NewCacheListerWatcher(&registry.cache(server::Resource::kLeases));
     gco.nodes = client::NewCacheListerWatcher(&registry.cache(server::Resource::kNodes));
     gco.daemonsets = client::NewCacheListerWatcher(&registry.cache(server::Resource::kDaemonSets));
-    garbage_collector =
-        std::make_unique<controllers::garbagecollector::Controller>(std::move(gco));
+    garbage_collector = std::make_unique<controllers::garbagecollector::Controller>(std::move(gco));
   }
 
   // The node lifecycle controller (kube-controller-manager's), on its own informers.

@@ -46,9 +46,12 @@ struct ServeOptions {
 };
 
 // The components `serve` runs besides the API server, by --controllers name.
-inline constexpr const char* kKnownControllers[] = {
-    "scheduler", "taint-eviction-controller", "pod-garbage-collector", "node-lifecycle-controller",
-    "daemonset-controller", "garbage-collector-controller"};
+inline constexpr const char* kKnownControllers[] = {"scheduler",
+                                                    "taint-eviction-controller",
+                                                    "pod-garbage-collector",
+                                                    "node-lifecycle-controller",
+                                                    "daemonset-controller",
+                                                    "garbage-collector-controller"};
 
 // Whether component `name` is enabled by --controllers (kube-controller-manager's rules:
 // "-name" disables, "name" enables, "*" enables every component that is on by default).

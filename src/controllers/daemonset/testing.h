@@ -31,7 +31,8 @@ class Cluster : public controllers::testing::ApiCluster {
     o.clock = &clock;
     o.client = inner_;
     o.daemonsets = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kDaemonSets));
-    o.pods = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kPods), PodsFilter());
+    o.pods =
+        client::NewCacheListerWatcher(&registry_->cache(server::Resource::kPods), PodsFilter());
     o.nodes = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kNodes));
     o.gates = gates;
     o.manual = true;

@@ -159,8 +159,8 @@ void Controller::OnDependent(Resource r, const ObjectPtr& o) {
 
 void Controller::OnOwner(Resource r, const ObjectPtr& o) {
   const api::ObjectMeta& m = o->meta();
-  if (m.deletion_timestamp &&
-      (HasFinalizer(m, server::kFinalizerOrphan) || HasFinalizer(m, server::kFinalizerForeground))) {
+  if (m.deletion_timestamp && (HasFinalizer(m, server::kFinalizerOrphan) ||
+                               HasFinalizer(m, server::kFinalizerForeground))) {
     Enqueue(Item{.owner = true, .resource = r, .namespace_ = m.namespace_, .name = m.name});
   }
 }

@@ -109,9 +109,9 @@ class Controller {
   client::Client* client_;
   std::unique_ptr<client::Informer> pods_, leases_, nodes_, daemonsets_;
   std::unique_ptr<client::Loop> loop_;
-  bool synced_ = false;           // loop thread
-  std::deque<Item> queue_;        // loop thread
-  std::set<Item> queued_;         // loop thread
+  bool synced_ = false;     // loop thread
+  std::deque<Item> queue_;  // loop thread
+  std::set<Item> queued_;   // loop thread
   std::atomic<size_t> in_flight_{0};
 };
 

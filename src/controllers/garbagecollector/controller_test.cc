@@ -17,7 +17,6 @@ namespace {
 using server::ObjectPtr;
 using server::Resource;
 
-
 class GarbageCollectorTest : public ::testing::Test {
  protected:
   void TearDown() override {
@@ -37,7 +36,10 @@ class GarbageCollectorTest : public ::testing::Test {
     Settle();
   }
   void Settle() {
-    testing::Settle(*gc_, [this] { api_.SyncCaches({Resource::kPods, Resource::kLeases, Resource::kNodes, Resource::kDaemonSets}); });
+    testing::Settle(*gc_, [this] {
+      api_.SyncCaches(
+          {Resource::kPods, Resource::kLeases, Resource::kNodes, Resource::kDaemonSets});
+    });
   }
   std::string Create(Resource r, const std::string& ns, const std::string& json) {
     server::ApiResult<store::Bytes> b = api_.client().CreateSync(r, ns, json);
@@ -149,9 +151,9 @@ TEST_F(GarbageCollectorTest, OrphanRemovesTheReferencesThenTheFinalizer) {
   ObjectPtr marked = Get(Resource::kDaemonSets, "default", "ds");
   ASSERT_NE(marked, nullptr) << "held by its orphan finalizer";
   EXPECT_TRUE(marked->meta().deletion_timestamp.has_value());
-  EXPECT_EQ(std::vector<std::string>(marked->meta().finalizers.begin(),
-                                     marked->meta().finalizers.end()),
-            std::vector<std::string>{"orphan"});
+  EXPECT_EQ(
+      std::vector<std::string>(marked->meta().finalizers.begin(), marked->meta().finalizers.end()),
+      std::vector<std::string>{"orphan"});
   gc_.reset();
   Start();
   EXPECT_EQ(Get(Resource::kDaemonSets, "default", "ds"), nullptr);

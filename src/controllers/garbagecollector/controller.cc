@@ -255,55 +255,45 @@ void Controller::ProcessDependent(const Item& item) {
     if (!(now.owner_references == object->meta().owner_references)) return RetryLater(item);
     Collect(item, reads->live, std::move(reads->gone));
   };
-  in_flight_.fetch_add(1, std::memory_order_acq_rel);
-  client_->Get(item.resource, m.namespace_, m.name,
-               [this, reads, finish](server::ApiResult<ObjectPtr> res) {
-                 loop_->Post([this, reads, finish, res = std::move(res)] {
-                   if (res) {
-                     reads->live = *res;
-                   } else if (res.error().code != 404) {
-                     reads->failed = true;
-                   }
-                   finish();
-                   in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-                 });
-               });
+  ReadLive(item.resource, m.namespace_, m.name, [reads, finish](std::optional<ObjectPtr> got) {
+    if (!got) reads->failed = true;
+    reads->live = got.value_or(nullptr);
+    finish();
+  });
   for (size_t i : to_read) {
     const api::OwnerReference& ref = m.owner_references[i];
     const Resource r = *OwnerResource(ref);
-    const std::string ns = Namespaced(r) ? m.namespace_ : "";
-    in_flight_.fetch_add(1, std::memory_order_acq_rel);
-    client_->Get(r, ns, ref.name,
-                 [this, reads, i, uid = ref.uid, finish](server::ApiResult<ObjectPtr> res) {
-                   loop_->Post([this, reads, i, uid, finish, res = std::move(res)] {
-                     if (res) {
-                       reads->gone[i] = (*res)->meta().uid != uid;
-                     } else if (res.error().code == 404) {
-                       reads->gone[i] = true;
-                     } else {
-                       reads->failed = true;
-                     }
-                     finish();
-                     in_flight_.fetch_sub(1, std::memory_order_acq_rel);
-                   });
-                 });
+    ReadLive(r, Namespaced(r) ? m.namespace_ : "", ref.name,
+             [reads, i, uid = ref.uid, finish](std::optional<ObjectPtr> got) {
+               if (!got) reads->failed = true;
+               reads->gone[i] = got && (*got == nullptr || (*got)->meta().uid != uid);
+               finish();
+             });
   }
 }
 
+void Controller::ReadLive(Resource r, const std::string& ns, const std::string& name,
+                          std::function<void(std::optional<ObjectPtr>)> done) {
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  client_->Get(r, ns, name, [this, done = std::move(done)](server::ApiResult<ObjectPtr> res) {
+    std::optional<ObjectPtr> got;
+    if (res) {
+      got = *res;
+    } else if (res.error().code == 404) {
+      got = ObjectPtr();
+    }
+    loop_->Post([this, done, got = std::move(got)] {
+      done(got);
+      in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    });
+  });
+}
+
 void Controller::Collect(const Item& item, const ObjectPtr& object, std::vector<bool> gone) {
-  const api::ObjectMeta& m = object->meta();
   if (std::none_of(gone.begin(), gone.end(), [](bool g) { return g; })) return;
   if (std::all_of(gone.begin(), gone.end(), [](bool g) { return g; })) {
     // Every owner is gone: the dependent goes (upstream's default, background propagation).
-    server::DeleteOptions options;
-    options.precondition_uid = m.uid;
-    client_->Delete(item.resource, m.namespace_, m.name, std::move(options),
-                    Tracked([this, item](server::ApiResult<store::Bytes> r) {
-                      if (!r && r.error().code != 404 && r.error().code != 409) {
-                        loop_->Post([this, item] { RetryLater(item); });
-                      }
-                    }));
-    return;
+    return Delete(*object, item);
   }
   // Some owners remain: only the references to the others go.
   RemoveReferences(object, gone, [this, item](bool ok) {
@@ -362,18 +352,22 @@ void Controller::ProcessOwner(const Item& item) {
     if (dependents.empty()) return RemoveFinalizer(owner, server::kFinalizerForeground);
     // The dependents go first; each one's deletion brings the owner back here.
     for (const ObjectPtr& d : dependents) {
-      const api::ObjectMeta& dm = d->meta();
-      if (dm.deletion_timestamp) continue;
-      server::DeleteOptions options;
-      options.precondition_uid = dm.uid;
-      client_->Delete(d->resource, dm.namespace_, dm.name, std::move(options),
-                      Tracked([this, item](server::ApiResult<store::Bytes> r) {
-                        if (!r && r.error().code != 404 && r.error().code != 409) {
-                          loop_->Post([this, item] { RetryLater(item); });
-                        }
-                      }));
+      if (!d->meta().deletion_timestamp) Delete(*d, item);
     }
   }
+}
+
+void Controller::Delete(const server::StoredObject& object, const Item& retry) {
+  const api::ObjectMeta& m = object.meta();
+  server::DeleteOptions options;
+  options.precondition_uid = m.uid;
+  client_->Delete(object.resource, m.namespace_, m.name, std::move(options),
+                  Tracked([this, retry](server::ApiResult<store::Bytes> r) {
+                    // Gone already, or another object of that name now: nothing to retry.
+                    if (!r && r.error().code != 404 && r.error().code != 409) {
+                      loop_->Post([this, retry] { RetryLater(retry); });
+                    }
+                  }));
 }
 
 void Controller::RemoveFinalizer(const ObjectPtr& owner, std::string_view finalizer) {

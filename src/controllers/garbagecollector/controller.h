@@ -30,7 +30,9 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -96,10 +98,16 @@ class Controller {
   // With every reference checked by a live read: `gone[i]` for references[i].
   void Collect(const Item& item, const server::ObjectPtr& object, std::vector<bool> gone);
   void ProcessOwner(const Item& item);
+  // A live read whose answer `done` gets on the loop thread: the object, null when it does not
+  // exist, or nullopt on any other error.
+  void ReadLive(server::Resource r, const std::string& ns, const std::string& name,
+                std::function<void(std::optional<server::ObjectPtr>)> done);
   // The dependents, in every dependent informer, that name `uid` as an owner.
   std::vector<server::ObjectPtr> DependentsOf(std::string_view uid) const;
   void RemoveReferences(const server::ObjectPtr& dependent, const std::vector<bool>& drop,
                         std::function<void(bool)> done);
+  // Deletes `object` with its UID as precondition; a failure brings `retry` back later.
+  void Delete(const server::StoredObject& object, const Item& retry);
   void RemoveFinalizer(const server::ObjectPtr& owner, std::string_view finalizer);
   void RetryLater(Item item);
   client::WriteDone Tracked(client::WriteDone done);

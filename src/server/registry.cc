@@ -1011,23 +1011,19 @@ DeletePlan PlanDelete(const ResourceInfo& info, const StoredObject& current,
       .kind = DeletePlan::kMark, .deletion = now + std::chrono::seconds(period), .grace = period};
 }
 
-}  // namespace
-
-void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
-                                int attempt, WriteCallback done) {
-  const WallTime now = std::chrono::time_point_cast<std::chrono::nanoseconds>(options_.now());
-  // The garbage collector's finalizers as the propagation policy asks (upstream
-  // deletionFinalizersForGarbageCollection): Orphan and Foreground add theirs and drop the
-  // other's; Background drops both; no policy leaves them as they are.
-  std::vector<std::string> finalizers(current->meta().finalizers.begin(),
-                                      current->meta().finalizers.end());
+// The object's finalizers with the garbage collector's as the propagation policy asks
+// (upstream deletionFinalizersForGarbageCollection): Orphan and Foreground add theirs and drop
+// the other's; Background drops both; no policy leaves them as they are.
+std::vector<std::string> FinalizersAfterDelete(const api::ObjectMeta& meta,
+                                               Propagation propagation) {
+  std::vector<std::string> finalizers(meta.finalizers.begin(), meta.finalizers.end());
   auto drop = [&](std::string_view f) { std::erase(finalizers, f); };
   auto add = [&](std::string_view f) {
     if (std::find(finalizers.begin(), finalizers.end(), f) == finalizers.end()) {
       finalizers.emplace_back(f);
     }
   };
-  switch (options.propagation) {
+  switch (propagation) {
     case Propagation::kDefault:
       break;
     case Propagation::kBackground:
@@ -1043,6 +1039,16 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
       add(kFinalizerForeground);
       break;
   }
+  return finalizers;
+}
+
+}  // namespace
+
+void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
+                                int attempt, WriteCallback done) {
+  const WallTime now = std::chrono::time_point_cast<std::chrono::nanoseconds>(options_.now());
+  const std::vector<std::string> finalizers =
+      FinalizersAfterDelete(current->meta(), options.propagation);
   const bool finalizers_changed =
       !std::equal(finalizers.begin(), finalizers.end(), current->meta().finalizers.begin(),
                   current->meta().finalizers.end());
@@ -1071,9 +1077,8 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
       SetMember(meta, "finalizers", std::move(list), alloc);
     }
   }
-  if (plan.kind == DeletePlan::kAsIs) {
-    // Only the finalizers change: the deletion in progress stays as it is.
-  } else {
+  // kAsIs: only the finalizers change, the deletion in progress stays as it is.
+  if (plan.kind != DeletePlan::kAsIs) {
     const bool first = !current->meta().deletion_timestamp;
     if (!plan.keep_stamp) {
       SetString(meta, "deletionTimestamp", FormatRfc3339(plan.deletion), alloc);

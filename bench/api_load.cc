@@ -491,13 +491,19 @@ std::string PodJson(const std::string& ns, const std::string& name, const std::s
   return p;
 }
 
-// utime + stime of a process, from /proc/PID/stat (fields 14 and 15, after the ")" of comm).
-double ProcCpuSeconds(pid_t pid) {
+// /proc/PID/stat after the ") " that ends comm (field 3, the state, first); "" if unreadable.
+std::string ProcStat(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t close = all.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(all.substr(close + 2));
+  return close == std::string::npos || close + 2 >= all.size() ? "" : all.substr(close + 2);
+}
+
+// utime + stime of a process, from /proc/PID/stat (fields 14 and 15).
+double ProcCpuSeconds(pid_t pid) {
+  const std::string stat = ProcStat(pid);
+  if (stat.empty()) return -1;
+  std::istringstream rest(stat);
   std::string field;
   double ticks = 0;
   for (int i = 3; i <= 15 && rest >> field; ++i) {
@@ -1843,11 +1849,8 @@ long PodsNotRunning(const Url& url) {
 
 // Whether process `pid` runs (exists and is not a zombie waiting for its parent).
 bool ProcessRuns(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = all.rfind(')');
-  return close != std::string::npos && close + 2 < all.size() && all[close + 2] != 'Z' &&
-         all[close + 2] != 'X';
+  const std::string stat = ProcStat(pid);
+  return !stat.empty() && stat[0] != 'Z' && stat[0] != 'X';
 }
 
 // Waits, at most `limit_s`, until every process of `pids` has used under `cores` of a core for

@@ -1,0 +1,23 @@
+// Reading a whole file, with errors worded as Go's os package words them, because upstream
+// messages that quote a file's error ("open tokens.csv: no such file or directory") are what
+// users of kube-apiserver flags know:
+//
+//   Result<std::string> text = ReadFile("/etc/kubetaint/tokens.csv");
+//   if (!text) return text.error();  // NotFound "open /etc/...: no such file or directory"
+//
+// Errors: kNotFound when the file does not exist, kInternal for every other failure (a
+// directory reads as "read <path>: is a directory", as Go's os.ReadFile).
+//
+// Thread safety: a pure function of the file system.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "core/status.h"
+
+namespace kt {
+
+Result<std::string> ReadFile(const std::filesystem::path& path);
+
+}  // namespace kt

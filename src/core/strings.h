@@ -36,4 +36,8 @@ bool ParseFloat32(std::string_view s, float* out, bool* out_of_range = nullptr);
 // (the rest, UTF-8 included, as it is). For JSON built by hand, such as small patches.
 void AppendJsonString(std::string& out, std::string_view s);
 
+// Whether `a` and `b` are equal ignoring ASCII case (Go strings.EqualFold for ASCII text): HTTP
+// auth schemes, DNS names.
+bool EqualFoldAscii(std::string_view a, std::string_view b);
+
 }  // namespace kt

@@ -130,5 +130,14 @@ TEST(AppendJsonStringTest, QuotesAndEscapesWhatJsonRequires) {
   EXPECT_EQ(out, "\"\"");
 }
 
+TEST(EqualFoldAsciiTest, IgnoresAsciiCaseOnly) {
+  EXPECT_TRUE(EqualFoldAscii("Bearer", "bEARER"));
+  EXPECT_TRUE(EqualFoldAscii("", ""));
+  EXPECT_FALSE(EqualFoldAscii("bearer", "bearer "));
+  EXPECT_FALSE(EqualFoldAscii("a-z", "A_Z"));
+  // '@' and '[' sit next to 'A' and 'Z': not letters, not folded.
+  EXPECT_FALSE(EqualFoldAscii("@[", "`{"));
+}
+
 }  // namespace
 }  // namespace kt

@@ -174,6 +174,11 @@ StatusError NewForbidden(std::string_view group, std::string_view resource, std:
   return {403, "Forbidden", std::move(message), ResourceDetails(group, resource, name)};
 }
 
+StatusError NewUnauthorized(std::string_view reason) {
+  return {401, "Unauthorized", reason.empty() ? "not authorized" : std::string(reason),
+          std::nullopt};
+}
+
 StatusError NewMethodNotSupported(std::string_view group, std::string_view resource,
                                   std::string_view action) {
   StatusDetails d;

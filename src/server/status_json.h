@@ -94,6 +94,10 @@ StatusError NewInvalid(std::string_view group, std::string_view kind, std::strin
 // 403 `pods "demo" is forbidden: <err>` (`pods is forbidden: <err>` without a name).
 StatusError NewForbidden(std::string_view group, std::string_view resource, std::string_view name,
                          std::string_view err);
+// 401 with `reason` as the message ("not authorized" when empty). kube-apiserver answers every
+// request it cannot authenticate with NewUnauthorized("Unauthorized") (k8s.io/apiserver
+// pkg/endpoints/filters/authentication.go Unauthorized); see server/authn.h.
+StatusError NewUnauthorized(std::string_view reason);
 // 405 `<action> is not supported on resources of kind "pods"`.
 StatusError NewMethodNotSupported(std::string_view group, std::string_view resource,
                                   std::string_view action);

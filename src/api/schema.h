@@ -1,4 +1,5 @@
-// The API schema of the kinds kubetaint serves.
+// The API schema of the kinds kubetaint serves, and field validation (`?fieldValidation=`) as
+// kube-apiserver does it.
 //
 // The schema is upstream's OpenAPI v2 document trimmed to the served kinds
 // (third_party/kubernetes-openapi/served-schema.json, made by generate.py there), compiled into
@@ -12,7 +13,50 @@
 //   // containers->list_map_keys == {"name"}, containers->value->element->type->name ==
 //   // "io.k8s.api.core.v1.Container"
 //
+//   Result<FieldValidation> mode = ParseFieldValidation(query.fieldValidation);
+//   FieldProblems problems;
+//   PruneUnknownFields(body, pod, body.GetAllocator(), &problems);
+//   if (*mode == FieldValidation::kStrict && !problems.messages.empty())
+//     return BadRequest(CannotBeHandledAs("Pod", "v1", "Pod", StrictDecodingError(problems)));
+//   // kWarn: each message becomes one `Warning: 299 - "unknown field \"spec.x\""` header.
+//
+// What upstream does, and so what this does (Kubernetes 1.35):
+// * Decoding. With fieldValidation Strict or Warn, the body is decoded by sigs.k8s.io/json
+//   UnmarshalStrict (apimachinery runtime/serializer/json/json.go `unmarshal`): case-sensitive
+//   field names, DisallowUnknownFields and DisallowDuplicateFields. Each problem is recorded
+//   where its key is read, so the list is in document order; decoding goes on after one, so all
+//   are reported; identical messages are recorded once, and at most 100 are kept
+//   (internal/golang/encoding/json/kubernetes_patch.go `saveStrictError`).
+// * Messages: `unknown field "<path>"` and `duplicate field "<path>"`, the path Go-quoted
+//   (strconv.Quote). The path is the JSON names from the root joined by dots, a list index as
+//   `[i]` and a map key as a name: `spec.tolerations[0].tolerationSecond`,
+//   `metadata.labels.app` (a label key given twice), `status.foo` (status is decoded like the
+//   rest, though the server resets it). `metadata.labelz` is unknown: ObjectMeta is a typed
+//   struct. A map's keys are never unknown. `apiVersion` and `kind` are fields of every kind.
+//   An unknown member's value is skipped: nothing inside it is reported. Values of types with
+//   their own decoder (Quantity, Time, MicroTime, IntOrString, FieldsV1 in managedFields) are
+//   taken whole: nothing inside them is unknown or duplicate.
+// * Duplicates: the later occurrence is decoded into the same Go field, so for a struct it is
+//   merged into the earlier one (its members overwrite), a map gains or replaces keys, a list of
+//   n items overwrites the first n items member by member and is cut to n, and a scalar is
+//   replaced; a duplicate map key replaces the earlier value whole. PruneUnknownFields keeps
+//   that winner in the earlier member's place and drops the later member. One approximation:
+//   a later `null` replaces the value here, while Go leaves a non-pointer string, number, bool
+//   or struct as it was (the schema does not say which fields are pointers).
+// * The errors: create and update answer 400 BadRequest
+//   `Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field
+//   "spec.x", duplicate field "metadata.name"` (apiserver endpoints/handlers/rest.go
+//   `transformDecodeError`; create.go, update.go). Patches (json merge, strategic) answer 422
+//   Invalid ` "" is invalid: patch: Invalid value: "<patched object>": strict decoding error:
+//   ...` (patch.go; the strategic path lists unknown fields in Go map order). With Warn, each
+//   problem is one warning (`addStrictDecodingWarnings`), and the object is stored without
+//   the unknown fields; with Ignore they are dropped silently. A JSON type error anywhere
+//   (a string where a struct belongs) wins over all strict errors: decode types first.
+//
 // Thread safety: a Schema is immutable once parsed; ServedSchema() may be called from any thread.
+// PruneUnknownFields touches only its arguments.
+//
+// The schema is implemented in schema.cc, field validation in field_validation.cc.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +66,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <rapidjson/document.h>
 
 #include "core/status.h"
 
@@ -138,5 +184,46 @@ class Schema {
 // The schema of the served kinds, embedded in the binary, parsed on the first call (a few
 // milliseconds) and kept for the life of the process. Thread-safe.
 const Schema& ServedSchema();
+
+// --- Field validation ------------------------------------------------------------------------
+
+// metav1.FieldValidation{Ignore,Warn,Strict}.
+enum class FieldValidation { kIgnore, kWarn, kStrict };
+
+// The `fieldValidation` query parameter: "Ignore", "Warn", "Strict", or "" (absent), which is
+// Warn (upstream handlers/rest.go `fieldValidation`; kubectl sends Strict by default).
+// Case-sensitive. Anything else is a 422 kInvalid, as upstream's ValidateCreateOptions /
+// ValidateUpdateOptions / ValidatePatchOptions answer it, `options_kind` naming which:
+//   CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict":
+//   supported values: "", "Ignore", "Strict", "Warn"
+Result<FieldValidation> ParseFieldValidation(std::string_view query_value,
+                                             std::string_view options_kind = "CreateOptions");
+
+// What PruneUnknownFields found, upstream's messages in document order:
+// `unknown field "spec.x"`, `duplicate field "metadata.name"`. Identical messages appear once;
+// at most 100 are kept (later ones are dropped, as upstream drops them).
+struct FieldProblems {
+  std::vector<std::string> messages;
+};
+
+// Removes from `object` (a decoded body of `type`) every member the schema does not know, and
+// of each member given twice keeps upstream's winner in the first one's place (see the file
+// comment), recording each problem in `problems` (nullptr for fieldValidation=Ignore: nothing
+// is recorded, the object is pruned all the same). Values whose JSON type does not match the
+// schema are left alone: reporting them is the typed decoder's job. `alloc` is `object`'s
+// document allocator (merging duplicates may add members). Costs one walk of the object and
+// no allocation when there is nothing to report (a map of more than 16 keys aside).
+void PruneUnknownFields(rapidjson::Value& object, TypeRef type,
+                        rapidjson::Document::AllocatorType& alloc, FieldProblems* problems);
+
+// `strict decoding error: <m1>, <m2>, ...` (apimachinery runtime/error.go).
+std::string StrictDecodingError(const FieldProblems& problems);
+
+// The 400 message of a create or update whose body does not decode (upstream handlers/rest.go
+// transformDecodeError): `<kind> in version "<version>" cannot be handled as a <into_kind>:
+// <error>`. `kind` and `version` are the body's (defaulted from the URL), `into_kind` the
+// resource's.
+std::string CannotBeHandledAs(std::string_view kind, std::string_view version,
+                              std::string_view into_kind, std::string_view error);
 
 }  // namespace kt::api

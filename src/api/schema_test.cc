@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api/codec.h"
+
 namespace kt::api {
 namespace {
 
@@ -16,6 +18,455 @@ std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// One body, what upstream reports for it, and what is left to store.
+struct PruneCase {
+  const char* name;
+  const char* source;  // upstream's rule
+  const char* api_version;
+  const char* kind;
+  const char* body;
+  std::vector<std::string> problems;
+  const char* pruned;  // nullptr: `body` unchanged
+};
+
+void RunPruneCase(const Schema& schema, const PruneCase& c) {
+  SCOPED_TRACE(std::string(c.name) + " (" + c.source + ")");
+  TypeRef type = schema.FindApiVersionKind(c.api_version, c.kind);
+  ASSERT_NE(type, nullptr) << c.api_version << " " << c.kind;
+  Result<rapidjson::Document> doc = ParseJson(c.body);
+  ASSERT_TRUE(doc.has_value()) << c.body;
+  FieldProblems problems;
+  PruneUnknownFields(*doc, type, doc->GetAllocator(), &problems);
+  EXPECT_EQ(problems.messages, c.problems);
+  Result<rapidjson::Document> expected = ParseJson(c.pruned != nullptr ? c.pruned : c.body);
+  ASSERT_TRUE(expected.has_value());
+  EXPECT_EQ(EncodeJson(*doc), EncodeJson(*expected));
+
+  // fieldValidation=Ignore: the same object is stored, nothing is reported.
+  Result<rapidjson::Document> ignored = ParseJson(c.body);
+  PruneUnknownFields(*ignored, type, ignored->GetAllocator(), nullptr);
+  EXPECT_EQ(EncodeJson(*ignored), EncodeJson(*expected));
+}
+
+// Sources, abbreviated:
+//   decode.go  = sigs.k8s.io/json internal/golang/encoding/json/decode.go
+//   patch.go   = sigs.k8s.io/json internal/golang/encoding/json/kubernetes_patch.go
+//   json.go    = k8s.io/apimachinery/pkg/runtime/serializer/json/json.go
+const PruneCase kUnknownFieldCases[] = {
+    {"unknown field at the root",
+     "decode.go object: unknown key, value skipped",
+     "v1",
+     "Pod",
+     R"({"apiVersion":"v1","kind":"Pod","spec2":{"a":1},"metadata":{"name":"p"}})",
+     {R"(unknown field "spec2")"},
+     R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}})"},
+    {"apiVersion and kind are fields of every kind",
+     "TypeMeta inline in every type",
+     "v1",
+     "Pod",
+     R"({"apiVersion":"v1","kind":"Pod"})",
+     {},
+     nullptr},
+    {"unknown field in metadata",
+     "ObjectMeta is a typed struct",
+     "v1",
+     "Pod",
+     R"({"metadata":{"name":"p","labelz":{"a":"b"}}})",
+     {R"(unknown field "metadata.labelz")"},
+     R"({"metadata":{"name":"p"}})"},
+    {"names are case-sensitive",
+     "json.go unmarshal: UnmarshalStrict sets CaseSensitive",
+     "v1",
+     "Pod",
+     R"({"Metadata":{"name":"p"},"metadata":{"Name":"q"}})",
+     {R"(unknown field "Metadata")", R"(unknown field "metadata.Name")"},
+     R"({"metadata":{}})"},
+    {"unknown field in spec",
+     "patch.go newFieldError: path + \".\" + key",
+     "v1",
+     "Pod",
+     R"({"spec":{"nodeName":"n","restartPolicyy":"Always"}})",
+     {R"(unknown field "spec.restartPolicyy")"},
+     R"({"spec":{"nodeName":"n"}})"},
+    {"unknown field in a list item",
+     "patch.go appendStrictFieldStackIndex: [i]",
+     "v1",
+     "Pod",
+     R"({"spec":{"tolerations":[{"key":"k","operator":"Exists","tolerationSecond":5}]}})",
+     {R"(unknown field "spec.tolerations[0].tolerationSecond")"},
+     R"({"spec":{"tolerations":[{"key":"k","operator":"Exists"}]}})"},
+    {"unknown field in nested lists",
+     "decode.go array: index per level",
+     "v1",
+     "Pod",
+     R"({"spec":{"containers":[{"name":"a","ports":[{"containerPort":80},{"containerPort":81,"foo":1}]}]}})",
+     {R"(unknown field "spec.containers[0].ports[1].foo")"},
+     R"({"spec":{"containers":[{"name":"a","ports":[{"containerPort":80},{"containerPort":81}]}]}})"},
+    {"unknown fields in status",
+     "status is decoded like the rest before the strategy resets it",
+     "v1",
+     "Pod",
+     R"({"status":{"phase":"Running","foo":1,"conditions":[{"type":"Ready","bogus":true}]}})",
+     {R"(unknown field "status.foo")", R"(unknown field "status.conditions[0].bogus")"},
+     R"({"status":{"phase":"Running","conditions":[{"type":"Ready"}]}})"},
+    {"several, all of them, in document order",
+     "patch.go saveStrictError: decoding goes on",
+     "v1",
+     "Pod",
+     R"({"a":1,"metadata":{"b":2},"spec":{"containers":[{"c":3,"name":"x"}]},"d":4})",
+     {R"(unknown field "a")", R"(unknown field "metadata.b")",
+      R"(unknown field "spec.containers[0].c")", R"(unknown field "d")"},
+     R"({"metadata":{},"spec":{"containers":[{"name":"x"}]}})"},
+    {"nothing inside an unknown member is reported",
+     "decode.go object: d.value(reflect.Value{})",
+     "v1",
+     "Pod",
+     R"({"spec":{"x":{"y":{"z":1}}}})",
+     {R"(unknown field "spec.x")"},
+     R"({"spec":{}})"},
+    {"an unknown field twice is one message",
+     "patch.go saveStrictError: seenStrictErrors",
+     "v1",
+     "Pod",
+     R"({"foo":1,"kind":"Pod","foo":2})",
+     {R"(unknown field "foo")"},
+     R"({"kind":"Pod"})"},
+    {"a map takes any key",
+     "decode.go object: map keys are not fields",
+     "v1",
+     "Pod",
+     R"({"metadata":{"labels":{"Any Key/..":"v","x":"y"},"annotations":{"a.b/c":"{}"}},"spec":{"nodeSelector":{"anything":"goes"}}})",
+     {},
+     nullptr},
+    {"a quantity is a string or a number",
+     "resource.Quantity UnmarshalJSON",
+     "v1",
+     "Pod",
+     R"({"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"100m","memory":1073741824},"limits":{"cpu":2}}}]}})",
+     {},
+     nullptr},
+    {"an int-or-string is a number or a string",
+     "intstr.IntOrString UnmarshalJSON",
+     "v1",
+     "Pod",
+     R"({"spec":{"containers":[{"name":"a","livenessProbe":{"httpGet":{"port":8080}},"readinessProbe":{"httpGet":{"port":"http"}}}]}})",
+     {},
+     nullptr},
+    {"a time is a string",
+     "metav1.Time UnmarshalJSON",
+     "v1",
+     "Pod",
+     R"({"metadata":{"creationTimestamp":"2025-01-02T03:04:05Z","deletionTimestamp":null}})",
+     {},
+     nullptr},
+    {"fieldsV1 is taken whole, duplicates and all",
+     "metav1.FieldsV1 UnmarshalJSON copies bytes",
+     "v1",
+     "Pod",
+     R"({"metadata":{"managedFields":[{"manager":"kubectl","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:x":{},"f:x":{}}}]}})",
+     {},
+     nullptr},
+    {"a value of the wrong JSON type is the typed decoder's to report",
+     "decode.go: UnmarshalTypeError wins over strict errors",
+     "v1",
+     "Pod",
+     R"({"spec":"oops","metadata":{"labels":"x","ownerReferences":{"a":1}}})",
+     {},
+     nullptr},
+    // Every served kind and request body, by its GVK.
+    {"Node",
+     "core/v1 Node",
+     "v1",
+     "Node",
+     R"({"apiVersion":"v1","kind":"Node","spec":{"taints":[{"key":"k","effect":"NoExecute","tolerationSeconds":5}]}})",
+     {R"(unknown field "spec.taints[0].tolerationSeconds")"},
+     R"({"apiVersion":"v1","kind":"Node","spec":{"taints":[{"key":"k","effect":"NoExecute"}]}})"},
+    {"Namespace",
+     "core/v1 Namespace",
+     "v1",
+     "Namespace",
+     R"({"spec":{"finalizers":["kubernetes"],"foo":1}})",
+     {R"(unknown field "spec.foo")"},
+     R"({"spec":{"finalizers":["kubernetes"]}})"},
+    {"Event",
+     "core/v1 Event",
+     "v1",
+     "Event",
+     R"({"involvedObject":{"kind":"Pod","nme":"p"},"reason":"X"})",
+     {R"(unknown field "involvedObject.nme")"},
+     R"({"involvedObject":{"kind":"Pod"},"reason":"X"})"},
+    {"Lease",
+     "coordination.k8s.io/v1 Lease",
+     "coordination.k8s.io/v1",
+     "Lease",
+     R"({"spec":{"holderIdentity":"a","leaseDurationSecond":15}})",
+     {R"(unknown field "spec.leaseDurationSecond")"},
+     R"({"spec":{"holderIdentity":"a"}})"},
+    {"PriorityClass",
+     "scheduling.k8s.io/v1 PriorityClass",
+     "scheduling.k8s.io/v1",
+     "PriorityClass",
+     R"({"value":1000,"preemptPolicy":"Never"})",
+     {R"(unknown field "preemptPolicy")"},
+     R"({"value":1000})"},
+    {"DaemonSet",
+     "apps/v1 DaemonSet",
+     "apps/v1",
+     "DaemonSet",
+     R"({"spec":{"template":{"spec":{"containers":[{"name":"c","imagePullPolice":"Always"}]}}}})",
+     {R"(unknown field "spec.template.spec.containers[0].imagePullPolice")"},
+     R"({"spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}})"},
+    {"Binding",
+     "core/v1 Binding, pods/binding",
+     "v1",
+     "Binding",
+     R"({"target":{"kind":"Node","name":"n","nodeName":"x"}})",
+     {R"(unknown field "target.nodeName")"},
+     R"({"target":{"kind":"Node","name":"n"}})"},
+    {"Eviction",
+     "policy/v1 Eviction, pods/eviction",
+     "policy/v1",
+     "Eviction",
+     R"({"deleteOptions":{"gracePeriod":0}})",
+     {R"(unknown field "deleteOptions.gracePeriod")"},
+     R"({"deleteOptions":{}})"},
+    {"DeleteOptions",
+     "meta/v1 DeleteOptions",
+     "v1",
+     "DeleteOptions",
+     R"({"propagationPolicy":"Foreground","preconditions":{"uuid":"x"}})",
+     {R"(unknown field "preconditions.uuid")"},
+     R"({"propagationPolicy":"Foreground","preconditions":{}})"},
+    {"PodList",
+     "core/v1 PodList",
+     "v1",
+     "PodList",
+     R"({"items":[{"spec":{"foo":1}}]})",
+     {R"(unknown field "items[0].spec.foo")"},
+     R"({"items":[{"spec":{}}]})"},
+};
+
+TEST(PruneUnknownFieldsTest, UnknownFields) {
+  for (const PruneCase& c : kUnknownFieldCases) RunPruneCase(ServedSchema(), c);
+}
+
+// A field given twice: reported where the second key is read, decoded again into the same Go
+// value (decode.go object: checkDuplicateField, then d.value(subv) into the existing field).
+const PruneCase kDuplicateFieldCases[] = {
+    {"at the root, the later value wins",
+     "decode.go literalStore replaces a string",
+     "v1",
+     "Pod",
+     R"({"kind":"Pod","apiVersion":"v1","kind":"Pod2"})",
+     {R"(duplicate field "kind")"},
+     R"({"kind":"Pod2","apiVersion":"v1"})"},
+    {"in metadata",
+     "patch.go newFieldError(duplicateStrictErrType, f.name)",
+     "v1",
+     "Pod",
+     R"({"metadata":{"name":"a","name":"b"}})",
+     {R"(duplicate field "metadata.name")"},
+     R"({"metadata":{"name":"b"}})"},
+    {"three times is one message, the last wins",
+     "patch.go saveStrictError dedup",
+     "v1",
+     "Pod",
+     R"({"metadata":{"name":"a","name":"b","name":"c"}})",
+     {R"(duplicate field "metadata.name")"},
+     R"({"metadata":{"name":"c"}})"},
+    {"a map key, the later value wins",
+     "decode.go object: map element zeroed, SetMapIndex",
+     "v1",
+     "Pod",
+     R"({"metadata":{"labels":{"app":"a","tier":"t","app":"b"}}})",
+     {R"(duplicate field "metadata.labels.app")"},
+     R"({"metadata":{"labels":{"app":"b","tier":"t"}}})"},
+    {"a map key of quantities",
+     "decode.go object: map key in the path",
+     "v1",
+     "Pod",
+     R"({"spec":{"overhead":{"cpu":"1","cpu":"2"}}})",
+     {R"(duplicate field "spec.overhead.cpu")"},
+     R"({"spec":{"overhead":{"cpu":"2"}}})"},
+    {"in a list item",
+     "decode.go array: [i] in the path",
+     "v1",
+     "Pod",
+     R"({"spec":{"containers":[{"name":"a","image":"i","name":"b"}]}})",
+     {R"(duplicate field "spec.containers[0].name")"},
+     R"({"spec":{"containers":[{"name":"b","image":"i"}]}})"},
+    {"a struct given twice is merged",
+     "decode.go object: decodes into the existing struct",
+     "v1",
+     "Pod",
+     R"({"metadata":{"name":"a","labels":{"x":"1"}},"metadata":{"namespace":"n","labels":{"y":"2"}}})",
+     {R"(duplicate field "metadata")"},
+     R"({"metadata":{"name":"a","labels":{"x":"1","y":"2"},"namespace":"n"}})"},
+    {"a list given twice overwrites item by item and takes the later length",
+     "decode.go array: decodes into existing elements, then SetLen",
+     "v1",
+     "Pod",
+     R"({"spec":{"tolerations":[{"key":"a","value":"x"},{"key":"b"}],"tolerations":[{"key":"c"}]}})",
+     {R"(duplicate field "spec.tolerations")"},
+     R"({"spec":{"tolerations":[{"key":"c","value":"x"}]}})"},
+    {"a longer list given twice",
+     "decode.go array: grows the slice",
+     "v1",
+     "Pod",
+     R"({"spec":{"tolerations":[{"key":"a"}],"tolerations":[{"value":"b"},{"key":"c"}]}})",
+     {R"(duplicate field "spec.tolerations")"},
+     R"({"spec":{"tolerations":[{"key":"a","value":"b"},{"key":"c"}]}})"},
+    {"a list of strings given twice",
+     "decode.go array",
+     "v1",
+     "Pod",
+     R"({"spec":{"containers":[{"name":"a","args":["1","2"],"args":["3"]}]}})",
+     {R"(duplicate field "spec.containers[0].args")"},
+     R"({"spec":{"containers":[{"name":"a","args":["3"]}]}})"},
+    {"a quantity given twice is replaced whole",
+     "resource.Quantity UnmarshalJSON",
+     "v1",
+     "Pod",
+     R"({"spec":{"volumes":[{"name":"v","emptyDir":{"sizeLimit":"1Gi","sizeLimit":2}}]}})",
+     {R"(duplicate field "spec.volumes[0].emptyDir.sizeLimit")"},
+     R"({"spec":{"volumes":[{"name":"v","emptyDir":{"sizeLimit":2}}]}})"},
+    {"a map given twice gains keys",
+     "decode.go object: decodes into the existing map",
+     "v1",
+     "Pod",
+     R"({"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1"},"limits":{"memory":"1Gi"}}}]}})",
+     {R"(duplicate field "spec.containers[0].resources.limits")"},
+     R"({"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1","memory":"1Gi"}}}]}})"},
+    {"unknown inside the first, duplicate at the second key, in that order",
+     "decode.go object: the duplicate is recorded before its value is decoded",
+     "v1",
+     "Pod",
+     R"({"spec":{"x":1},"spec":{"x":2,"nodeName":"n"}})",
+     {R"(unknown field "spec.x")", R"(duplicate field "spec")"},
+     R"({"spec":{"nodeName":"n"}})"},
+};
+
+TEST(PruneUnknownFieldsTest, DuplicateFields) {
+  for (const PruneCase& c : kDuplicateFieldCases) RunPruneCase(ServedSchema(), c);
+}
+
+TEST(PruneUnknownFieldsTest, KeepsAtMostOneHundredProblems) {
+  // patch.go saveStrictError: "prevent excessive numbers of accumulated errors" (>= 100).
+  std::string body = R"({"kind":"Pod")";
+  for (int i = 0; i < 150; ++i) body += ",\"f" + std::to_string(i) + "\":1";
+  body += "}";
+  Result<rapidjson::Document> doc = ParseJson(body);
+  ASSERT_TRUE(doc.has_value());
+  FieldProblems problems;
+  PruneUnknownFields(*doc, ServedSchema().FindKind("", "v1", "Pod"), doc->GetAllocator(),
+                     &problems);
+  ASSERT_EQ(problems.messages.size(), 100u);
+  EXPECT_EQ(problems.messages.front(), R"(unknown field "f0")");
+  EXPECT_EQ(problems.messages.back(), R"(unknown field "f99")");
+  EXPECT_EQ(EncodeJson(*doc), R"({"kind":"Pod"})");  // every one is dropped all the same
+}
+
+TEST(PruneUnknownFieldsTest, PathsAreGoQuoted) {
+  // patch.go strictError.Error: strconv.Quote(path).
+  Result<rapidjson::Document> doc = ParseJson(R"({"metadata":{"a\"b\\c\n":1}})");
+  ASSERT_TRUE(doc.has_value());
+  FieldProblems problems;
+  PruneUnknownFields(*doc, ServedSchema().FindKind("", "v1", "Pod"), doc->GetAllocator(),
+                     &problems);
+  EXPECT_EQ(problems.messages, std::vector<std::string>{R"(unknown field "metadata.a\"b\\c\n")"});
+}
+
+// No served kind has a map of structs or x-kubernetes-preserve-unknown-fields; a small schema
+// of its own has both.
+constexpr char kWidgetSchema[] = R"({"definitions":{
+  "test.Widget":{"type":"object",
+    "x-kubernetes-group-version-kind":[{"group":"example.com","version":"v1","kind":"Widget"}],
+    "properties":{
+      "parts":{"type":"object","additionalProperties":{"$ref":"#/definitions/test.Part"}},
+      "extra":{"$ref":"#/definitions/test.Free"}}},
+  "test.Part":{"type":"object","properties":{"size":{"type":"integer"}}},
+  "test.Free":{"type":"object","x-kubernetes-preserve-unknown-fields":true,
+    "properties":{"known":{"type":"string"}}}}})";
+
+const PruneCase kWidgetCases[] = {
+    {"unknown field in a map value",
+     "patch.go appendStrictFieldStackKey(map key)",
+     "example.com/v1",
+     "Widget",
+     R"({"parts":{"a":{"size":1,"color":"red"}}})",
+     {R"(unknown field "parts.a.color")"},
+     R"({"parts":{"a":{"size":1}}})"},
+    {"a map key given twice is replaced whole",
+     "decode.go object: mapElem.SetZero()",
+     "example.com/v1",
+     "Widget",
+     R"({"parts":{"a":{"size":1},"b":{},"a":{"color":2}}})",
+     {R"(duplicate field "parts.a")", R"(unknown field "parts.a.color")"},
+     R"({"parts":{"a":{},"b":{}}})"},
+    {"x-kubernetes-preserve-unknown-fields keeps what it does not know",
+     "apiextensions structural schema",
+     "example.com/v1",
+     "Widget",
+     R"({"extra":{"known":"k","anything":{"x":[1]}}})",
+     {},
+     nullptr},
+    {"x-kubernetes-preserve-unknown-fields: duplicates still count, the later wins",
+     "decode.go objectInterface",
+     "example.com/v1",
+     "Widget",
+     R"({"extra":{"known":"k","other":1,"known":"j","other":2}})",
+     {R"(duplicate field "extra.known")", R"(duplicate field "extra.other")"},
+     R"({"extra":{"known":"j","other":2}})"},
+};
+
+TEST(PruneUnknownFieldsTest, MapsOfStructsAndPreservedUnknownFields) {
+  Result<std::unique_ptr<const Schema>> schema = Schema::Parse(kWidgetSchema);
+  ASSERT_TRUE(schema.has_value()) << schema.error().message();
+  for (const PruneCase& c : kWidgetCases) RunPruneCase(**schema, c);
+}
+
+TEST(FieldValidationTest, StrictDecodingErrorJoinsInOrder) {
+  // apimachinery runtime/error.go strictDecodingError.Error.
+  FieldProblems problems{{R"(unknown field "spec.tolerations[0].tolerationSecond")",
+                          R"(duplicate field "metadata.name")"}};
+  EXPECT_EQ(StrictDecodingError(problems),
+            R"(strict decoding error: unknown field "spec.tolerations[0].tolerationSecond", )"
+            R"(duplicate field "metadata.name")");
+  // apiserver handlers/rest.go transformDecodeError, for create and update.
+  EXPECT_EQ(CannotBeHandledAs("Pod", "v1", "Pod", StrictDecodingError(problems)),
+            R"(Pod in version "v1" cannot be handled as a Pod: strict decoding error: )"
+            R"(unknown field "spec.tolerations[0].tolerationSecond", )"
+            R"(duplicate field "metadata.name")");
+}
+
+TEST(FieldValidationTest, ParseFieldValidation) {
+  // apiserver handlers/rest.go fieldValidation ("" is Warn); apimachinery
+  // apis/meta/v1/validation ValidateFieldValidation (allowedFieldValidationValues).
+  struct Case {
+    const char* value;
+    FieldValidation want;
+  };
+  for (const Case& c :
+       {Case{"", FieldValidation::kWarn}, Case{"Warn", FieldValidation::kWarn},
+        Case{"Strict", FieldValidation::kStrict}, Case{"Ignore", FieldValidation::kIgnore}}) {
+    Result<FieldValidation> got = ParseFieldValidation(c.value);
+    ASSERT_TRUE(got.has_value()) << c.value;
+    EXPECT_EQ(*got, c.want) << c.value;
+  }
+  // Case-sensitive (sets.String.Has); the 422 of errors.NewInvalid(CreateOptions, "", ...).
+  Result<FieldValidation> bad = ParseFieldValidation("strict");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code(), StatusCode::kInvalid);
+  EXPECT_EQ(bad.error().message(),
+            R"(CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: )"
+            R"("strict": supported values: "", "Ignore", "Strict", "Warn")");
+  bad = ParseFieldValidation("bogus", "PatchOptions");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(),
+            R"(PatchOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: )"
+            R"("bogus": supported values: "", "Ignore", "Strict", "Warn")");
 }
 
 TEST(ServedSchemaTest, FindsEveryServedKind) {

@@ -16,8 +16,9 @@
 //   api_load evict-node --url URL --nodes 200 --pods-per-node 110        (one node at a time)
 //
 // Objects: namespaces ns-0..ns-9; nodes node-1..node-N (~1.3 KB each); pod i is ns-(i%10)/pod-i,
-// ~2.6 KB of realistic JSON (2 containers with resources, probes, env, volumes, 3 tolerations,
-// owner reference), bound to node-((i%N)+1) through spec.nodeName, so every node has P/N pods.
+// ~2.6 KB of realistic JSON (bench/api_workload.h: 2 containers with resources, probes, env,
+// volumes, 3 tolerations, owner reference), bound to node-((i%N)+1) through spec.nodeName, so
+// every node has P/N pods.
 //
 // bench/api_load.sh runs the whole scenario against the real binary. Every loop here is bounded
 // in count and time; sockets time out after 10 s.
@@ -54,6 +55,7 @@
 #include <thread>
 #include <vector>
 
+#include "api_workload.h"
 #include "sched_workload.h"
 
 namespace {
@@ -435,62 +437,6 @@ std::string NodeJson(long i) {
 std::string PodNamespace(long i) { return "ns-" + std::to_string(i % kNamespaces); }
 std::string PodName(long i) { return "pod-" + std::to_string(i); }
 
-// `noexecute_tolerations`: with the not-ready/unreachable NoExecute tolerations of 300 s (as
-// DefaultTolerationSeconds would have added); without, the server's admission adds its own.
-std::string PodJson(const std::string& ns, const std::string& name, const std::string& node, long i,
-                    bool noexecute_tolerations = true) {
-  const std::string app = "web-" + std::to_string(i % 500);
-  std::string p;
-  p.reserve(2600);
-  p += R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","namespace":")" +
-       ns + R"(",)";
-  p += R"("labels":{"app":")" + app +
-       R"(","pod-template-hash":"5d8f7c9b4d","tier":"frontend","team":"team-)" +
-       std::to_string(i % 7) + R"("},)";
-  p +=
-      R"("annotations":{"kubectl.kubernetes.io/default-container":"app","prometheus.io/scrape":"true","prometheus.io/port":"9090"},)";
-  p +=
-      R"("ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":")" + app +
-      R"(-5d8f7c9b4d","uid":"6c1b7a52-3f0e-4d7b-9a43-2b8f1e0c9d11","controller":true,"blockOwnerDeletion":true}]},)";
-  p += R"("spec":{"nodeName":")" + node + R"(","containers":[)";
-  p +=
-      R"({"name":"app","image":"registry.example.com/team/web:1.27.3","imagePullPolicy":"IfNotPresent",)";
-  p += R"("args":["--port=8080","--log-level=info"],)";
-  p +=
-      R"("ports":[{"name":"http","containerPort":8080,"protocol":"TCP"},{"name":"metrics","containerPort":9090,"protocol":"TCP"}],)";
-  p +=
-      R"("env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.name"}}},{"name":"LOG_FORMAT","value":"json"}],)";
-  p +=
-      R"("resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"500m","memory":"256Mi"}},)";
-  p +=
-      R"("volumeMounts":[{"name":"config","mountPath":"/etc/app","readOnly":true},{"name":"kube-api-access","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount","readOnly":true}],)";
-  p +=
-      R"("livenessProbe":{"httpGet":{"path":"/healthz","port":8080,"scheme":"HTTP"},"initialDelaySeconds":10,"periodSeconds":10,"timeoutSeconds":1,"successThreshold":1,"failureThreshold":3},)";
-  p += R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"},)";
-  p +=
-      R"({"name":"proxy","image":"registry.example.com/infra/proxy:2.4.1","imagePullPolicy":"IfNotPresent",)";
-  p += R"("ports":[{"name":"proxy","containerPort":15001,"protocol":"TCP"}],)";
-  p +=
-      R"("resources":{"requests":{"cpu":"50m","memory":"64Mi"},"limits":{"cpu":"200m","memory":"128Mi"}},)";
-  p += R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],)";
-  p += R"("volumes":[{"name":"config","configMap":{"name":"web-config","defaultMode":420}},)";
-  p +=
-      R"({"name":"kube-api-access","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}],"defaultMode":420}}],)";
-  p += R"("restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst",)";
-  p +=
-      R"("serviceAccountName":"default","securityContext":{},"schedulerName":"default-scheduler",)";
-  p += R"("tolerations":[)";
-  if (noexecute_tolerations) {
-    p +=
-        R"({"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
-    p +=
-        R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)";
-  }
-  p += R"({"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],)";
-  p += R"("priority":0,"enableServiceLinks":true,"preemptionPolicy":"PreemptLowerPriority"}})";
-  return p;
-}
-
 // /proc/PID/stat after the ") " that ends comm (field 3, the state, first); "" if unreadable.
 std::string ProcStat(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -654,7 +600,7 @@ RunResult CreatePods(const Url& url, int conns, long first, long count, long nod
     const long i = first + k;
     const std::string ns = ns_of(i);
     const std::string body =
-        PodJson(ns, PodName(i), NodeName(i % nodes + 1), i, noexecute_tolerations);
+        kt::bench::ApiPodJson(ns, PodName(i), NodeName(i % nodes + 1), i, noexecute_tolerations);
     *req = Request("POST", "/api/v1/namespaces/" + ns + "/pods", "application/json", body);
   };
   op.ok = [](int s, const std::string&) { return s == 201; };
@@ -701,7 +647,7 @@ int CmdPopulate(const Flags& f) {
     if (r.errors) Die("node creates failed");
   }
   std::printf("(populate) sample sizes: node JSON %zu bytes, pod JSON %zu bytes\n",
-              NodeJson(1).size(), PodJson("ns-0", "pod-0", "node-1", 0).size());
+              NodeJson(1).size(), kt::bench::ApiPodJson("ns-0", "pod-0", "node-1", 0).size());
   RunResult r = CreatePods(url, conns, 0, pods, nodes, PodNamespace,
                            static_cast<int>(f.Int("segments", 10)), "(f)");
   if (r.errors) Die("pod creates failed");
@@ -958,7 +904,7 @@ int CmdWatch(const Flags& f) {
       mark = "\"name\":\"" + name + "\"";
       probes.push_back(name);
       req = Request("POST", "/api/v1/namespaces/ns-0/pods", "application/json",
-                    PodJson("ns-0", name, "node-1", e));
+                    kt::bench::ApiPodJson("ns-0", name, "node-1", e));
     } else {
       const std::string value = "p" + std::to_string(nonce) + "-" + std::to_string(e);
       mark = "\"bench.kubetaint.io/probe\":\"" + value + "\"";

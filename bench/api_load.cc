@@ -1016,6 +1016,8 @@ int CmdStartup(const Flags& f) {
                             "serve",
                             "--listen",
                             "127.0.0.1:0",
+                            "--insecure-port",
+                            "0",
                             "--data-dir",
                             dir.c_str(),
                             "--store",
@@ -1037,8 +1039,10 @@ int CmdStartup(const Flags& f) {
       ssize_t n = ::read(pipefd[0], tmp, sizeof(tmp));
       if (n <= 0) break;
       out.append(tmp, static_cast<size_t>(n));
-      size_t nl = out.find('\n');
-      if (nl != std::string::npos && out.find("serving on") < nl) {
+      // The plain-HTTP line (--insecure-port), then the start-up line.
+      const size_t serving = out.find("serving on");
+      const size_t nl = serving == std::string::npos ? serving : out.find('\n', serving);
+      if (nl != std::string::npos) {
         line = out.substr(0, nl);
         break;
       }

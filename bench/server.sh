@@ -29,7 +29,9 @@ start_server() {
   local bin=$1 data=$2 log=$3
   shift 3
   : >"$log.out"
-  "$bin" serve --listen 127.0.0.1:0 --data-dir "$data" --store sqlite "$@" \
+  # The load drivers speak plain HTTP: --insecure-port serves it besides TLS (kubectl, given
+  # the kubeconfig, uses TLS).
+  "$bin" serve --listen 127.0.0.1:0 --insecure-port 0 --data-dir "$data" --store sqlite "$@" \
     >"$log.out" 2>>"$log.err" &
   SERVER_PID=$!
   for _ in $(seq 1 1200); do

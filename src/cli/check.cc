@@ -1,6 +1,7 @@
 #include "cli/check.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <map>
 
@@ -194,16 +195,18 @@ Status LoadManifests(const CheckOptions& options, Inputs& in) {
 }
 
 Status LoadCluster(const CheckOptions& options, Inputs& in) {
+  // As kubectl: --server overrides the kubeconfig's server and keeps its credentials and CA; a
+  // kubeconfig is needed only when --server is absent or one was named.
   client::RestConfig config;
-  if (!options.server.empty()) {
-    config.server = options.server;
-  } else {
-    const std::string path =
-        options.kubeconfig.empty() ? client::DefaultKubeconfigPath() : options.kubeconfig;
+  const std::string path =
+      options.kubeconfig.empty() ? client::DefaultKubeconfigPath() : options.kubeconfig;
+  std::error_code ec;
+  if (options.server.empty() || !options.kubeconfig.empty() || std::filesystem::exists(path, ec)) {
     Result<client::RestConfig> c = client::LoadKubeconfig(path, options.context);
     if (!c) return c.error();
     config = std::move(*c);
   }
+  if (!options.server.empty()) config.server = options.server;
   Result<std::unique_ptr<client::RestTransport>> t = client::RestTransport::New(config);
   if (!t) return t.error();
   auto list = [&](Resource r, std::string fields) {

@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   CLI::Option* check_server = check->add_option(
       "--server", check_options.server,
-      "Check against this live API server's nodes and pods (http(s)://host:port)");
+      "Check against this live API server's nodes and pods (http(s)://host:port; as "
+      "kubectl's --server, it keeps the kubeconfig's credentials and CA)");
   CLI::Option* check_kubeconfig = check->add_option(
       "--kubeconfig", check_options.kubeconfig,
       "Check against the live cluster of this kubeconfig (default $KUBECONFIG or ~/.kube/config "
@@ -140,6 +141,43 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--kubeconfig", serve_options.kubeconfig,
                     "Where to write the kubeconfig (default DATA_DIR/kubeconfig)");
+  // kube-apiserver's secure serving and authentication flags.
+  serve->add_option("--tls-cert-file", serve_options.tls_cert_file,
+                    "File containing the default x509 certificate for HTTPS (CA cert, if any, "
+                    "concatenated after server cert). If neither this nor --tls-private-key-file "
+                    "is given, a self-signed CA and a serving certificate are generated under "
+                    "DATA_DIR/pki");
+  serve->add_option("--tls-private-key-file", serve_options.tls_private_key_file,
+                    "File containing the default x509 private key matching --tls-cert-file");
+  serve
+      ->add_option("--tls-san", serve_options.tls_sans,
+                   "Extra host names or IP addresses for the generated serving certificate "
+                   "(repeat, or separate with commas)")
+      ->delimiter(',');
+  serve->add_option("--client-ca-file", serve_options.client_ca_file,
+                    "If set, any request presenting a client certificate signed by one of the "
+                    "authorities in the client-ca-file is authenticated with an identity "
+                    "corresponding to the CommonName of the client certificate (DATA_DIR/pki's "
+                    "CA, which signs the kubeconfig's certificate, is trusted as well)");
+  serve->add_option("--token-auth-file", serve_options.token_auth_file,
+                    "If set, the file that will be used to secure the secure port of the API "
+                    "server via token authentication");
+  serve
+      ->add_option("--anonymous-auth", serve_options.anonymous_auth,
+                   "Enables anonymous requests to the secure port of the API server. Requests "
+                   "that are not rejected by another authentication method are treated as "
+                   "anonymous requests (user system:anonymous, group system:unauthenticated), "
+                   "allowed only /healthz, /livez, /readyz and /version")
+      ->capture_default_str();
+  serve
+      ->add_option("--insecure-port", serve_options.insecure_port,
+                   "Also serve plain HTTP, without authentication, on this port (0 picks one; "
+                   "-1, the default, disables it). For benchmarks and local tools only")
+      ->capture_default_str();
+  serve
+      ->add_option("--insecure-bind-address", serve_options.insecure_bind_address,
+                   "The address --insecure-port listens on")
+      ->capture_default_str();
   serve->add_option("--feature-gates", serve_gates,
                     "Feature gates, e.g. TaintTolerationComparisonOperators=true");
   serve

@@ -22,13 +22,17 @@
 #include "controllers/nodelifecycle/controller.h"
 #include "controllers/podgc/controller.h"
 #include "controllers/tainteviction/controller.h"
+#include "core/file.h"
+#include "core/strings.h"
 #include "core/time.h"
 #include "core/version.h"
 #include "kubelet/kubelet.h"
 #include "scheduler/config.h"
 #include "scheduler/scheduler.h"
 #include "server/api_server.h"
+#include "server/authn.h"
 #include "server/http.h"
+#include "server/pki.h"
 #include "server/registry.h"
 #include "store/sqlite_store.h"
 #include "store/store.h"
@@ -42,35 +46,97 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-Status WriteKubeconfig(const std::string& path, const std::string& url) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Internal("cannot write " + tmp);
-    out << "apiVersion: v1\n"
-           "kind: Config\n"
-           "clusters:\n"
-           "- name: kubetaint\n"
-           "  cluster:\n"
-           "    server: "
-        << url
-        << "\n"
-           "contexts:\n"
-           "- name: kubetaint\n"
-           "  context:\n"
-           "    cluster: kubetaint\n"
-           "    user: kubetaint\n"
-           "    namespace: default\n"
-           "current-context: kubetaint\n"
-           "users:\n"
-           "- name: kubetaint\n"
-           "  user: {}\n";
-    if (!out.flush()) return Internal("cannot write " + tmp);
+// What the kubeconfig that serve writes holds besides the URL: the CA to trust (empty when the
+// serving certificate came from --tls-cert-file: its issuer is not known here) and the admin
+// client certificate (x509 authentication, group system:masters).
+struct KubeconfigCredentials {
+  std::string ca_pem;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+};
+
+Status WriteKubeconfig(const std::string& path, const std::string& url,
+                       const KubeconfigCredentials& credentials) {
+  std::string text =
+      "apiVersion: v1\n"
+      "kind: Config\n"
+      "clusters:\n"
+      "- name: kubetaint\n"
+      "  cluster:\n";
+  if (!credentials.ca_pem.empty()) {
+    text.append("    certificate-authority-data: ")
+        .append(EncodeBase64(credentials.ca_pem))
+        .append("\n");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Internal("cannot write " + path + ": " + ec.message());
-  return Status::Ok();
+  text.append("    server: ").append(url).append("\n");
+  text.append(
+      "contexts:\n"
+      "- name: kubetaint\n"
+      "  context:\n"
+      "    cluster: kubetaint\n"
+      "    user: kubetaint-admin\n"
+      "    namespace: default\n"
+      "current-context: kubetaint\n"
+      "users:\n"
+      "- name: kubetaint-admin\n"
+      "  user:\n");
+  text.append("    client-certificate-data: ")
+      .append(EncodeBase64(credentials.client_cert_pem))
+      .append("\n");
+  text.append("    client-key-data: ")
+      .append(EncodeBase64(credentials.client_key_pem))
+      .append("\n");
+  // It holds a private key: only its owner may read it (as kubeadm's admin.conf).
+  return WriteFileAtomic(path, text, 0600);
+}
+
+// The listen address's host, as a certificate names it: "[::1]:6443" gives "::1".
+std::string ListenHost(const std::string& listen) {
+  std::string host = listen.substr(0, listen.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
+// The serving certificate and key, the client CAs, and what the kubeconfig needs: from the
+// flags, or generated under DATA_DIR/pki on first start (as k3s and kubeadm do).
+Result<server::HttpTlsOptions> SecureServing(const ServeOptions& options,
+                                             KubeconfigCredentials* credentials) {
+  if (options.tls_cert_file.empty() != options.tls_private_key_file.empty()) {
+    return Err(BadRequest("--tls-cert-file and --tls-private-key-file must be given together"));
+  }
+  server::PkiOptions pki_options;
+  pki_options.extra_sans = options.tls_sans;
+  pki_options.listen_host = ListenHost(options.listen);
+  Result<server::ServingPki> pki =
+      server::EnsureServingPki(std::filesystem::path(options.data_dir) / "pki", pki_options);
+  if (!pki) return Err(pki.error());
+  server::HttpTlsOptions tls;
+  const bool own_certificate = !options.tls_cert_file.empty();
+  const std::filesystem::path cert_file =
+      own_certificate ? std::filesystem::path(options.tls_cert_file) : pki->serving_cert;
+  const std::filesystem::path key_file =
+      own_certificate ? std::filesystem::path(options.tls_private_key_file) : pki->serving_key;
+  Result<std::string> cert = ReadFile(cert_file);
+  if (!cert) return Err(cert.error().WithPrefix("--tls-cert-file: "));
+  Result<std::string> key = ReadFile(key_file);
+  if (!key) return Err(key.error().WithPrefix("--tls-private-key-file: "));
+  tls.certificate_chain_pem = std::move(*cert);
+  tls.private_key_pem = std::move(*key);
+  // The data dir's CA signs the kubeconfig's client certificate, so it is always trusted for
+  // client certificates, besides --client-ca-file's.
+  tls.client_ca_pem = pki->ca_pem;
+  if (!options.client_ca_file.empty()) {
+    Result<std::string> extra = ReadFile(options.client_ca_file);
+    if (!extra) return Err(extra.error().WithPrefix("--client-ca-file: "));
+    if (!tls.client_ca_pem.empty() && tls.client_ca_pem.back() != '\n') tls.client_ca_pem += '\n';
+    tls.client_ca_pem += *extra;
+  }
+  credentials->ca_pem = own_certificate ? std::string() : pki->ca_pem;
+  credentials->client_cert_pem = pki->admin_cert_pem;
+  credentials->client_key_pem = pki->admin_key_pem;
+  return tls;
 }
 
 // The scheduler's configuration from the flags.
@@ -159,6 +225,22 @@ int RunServe(const ServeOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
   if (ec) return Fail("--data-dir " + options.data_dir + ": " + ec.message());
+  if (options.insecure_port < -1 || options.insecure_port > 65535) {
+    return Fail("--insecure-port: must be -1 (off) or a port from 0 to 65535, not " +
+                std::to_string(options.insecure_port));
+  }
+  KubeconfigCredentials credentials;
+  Result<server::HttpTlsOptions> tls = SecureServing(options, &credentials);
+  if (!tls) return Fail(tls.error().message());
+  server::Authentication authentication;
+  authentication.anonymous = options.anonymous_auth;
+  if (!options.token_auth_file.empty()) {
+    Result<server::TokenFile> tokens = server::LoadTokenFile(options.token_auth_file);
+    if (!tokens) return Fail("--token-auth-file: " + tokens.error().message());
+    for (const std::string& w : tokens->warnings())
+      std::fprintf(stderr, "warning: %s\n", w.c_str());
+    authentication.tokens = std::make_shared<const server::TokenFile>(std::move(*tokens));
+  }
 
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<store::Store> store;
@@ -333,10 +415,11 @@ int RunServe(const ServeOptions& options) {
 
   server::DiscoveryOptions discovery;
   discovery.server_address = options.listen;
-  server::ApiServer api(&registry, discovery);
+  server::ApiServer api(&registry, discovery, authentication);
   server::HttpServerOptions http_options;
   http_options.listen = options.listen;
   http_options.access_log = options.verbosity >= 2;
+  http_options.tls = std::move(*tls);
   // I/O threads: parsing and answering requests is most of a write's CPU, so alone the API
   // server wants one per core (2 cores: 12.9k pod creates/s with two, 10.2k/s with one). The
   // scheduler's threads need a core of their own: with it running, one fewer (2 cores: 5.0-5.3k
@@ -345,14 +428,32 @@ int RunServe(const ServeOptions& options) {
   http_options.io_threads = std::max(1, run_scheduler ? cores - 1 : std::max(2, cores));
   auto http = server::StartHttpServer(http_options, &api);
   if (!http) return Fail("--listen " + options.listen + ": " + http.error().message());
+  // Plain HTTP besides, only when asked for: it authenticates no one and allows everything.
+  Result<std::unique_ptr<server::HttpServer>> insecure = std::unique_ptr<server::HttpServer>();
+  if (options.insecure_port >= 0) {
+    server::HttpServerOptions plain = http_options;
+    plain.tls.reset();
+    std::string bind = options.insecure_bind_address;
+    if (bind.find(':') != std::string::npos) bind = "[" + bind + "]";
+    plain.listen = bind + ":" + std::to_string(options.insecure_port);
+    insecure = server::StartHttpServer(plain, &api);
+    if (!insecure) return Fail("--insecure-port: " + insecure.error().message());
+    std::string plain_host = options.insecure_bind_address;
+    if (plain_host == "0.0.0.0") plain_host = "127.0.0.1";
+    if (plain_host.find(':') != std::string::npos) plain_host = "[" + plain_host + "]";
+    std::printf(
+        "kubetaint also serving plain HTTP without authentication on http://%s:%d "
+        "(--insecure-port)\n",
+        plain_host.c_str(), (*insecure)->port());
+  }
 
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
-  const std::string url = "http://" + host + ":" + std::to_string((*http)->port());
+  const std::string url = "https://" + host + ":" + std::to_string((*http)->port());
   const std::string kubeconfig =
       options.kubeconfig.empty() ? (std::filesystem::path(options.data_dir) / "kubeconfig").string()
                                  : options.kubeconfig;
-  if (Status s = WriteKubeconfig(kubeconfig, url); !s.ok()) return Fail(s.message());
+  if (Status s = WriteKubeconfig(kubeconfig, url, credentials); !s.ok()) return Fail(s.message());
   auto ms = [](auto from, auto to) {
     return std::chrono::duration<double, std::milli>(to - from).count();
   };
@@ -384,6 +485,7 @@ int RunServe(const ServeOptions& options) {
 
   WaitForStopSignal("kubetaint");
   (*http)->Stop();
+  if (*insecure) (*insecure)->Stop();
   if (sched) sched->Stop();
   if (taint_eviction) taint_eviction->Stop();
   if (pod_gc) pod_gc->Stop();
@@ -395,6 +497,7 @@ int RunServe(const ServeOptions& options) {
   if (kubelets) kubelets->Stop();
   registry.Stop();
   http->reset();
+  insecure->reset();
   store.reset();  // completes and syncs every accepted write
   return 0;
 }

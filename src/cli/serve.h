@@ -18,6 +18,17 @@ struct ServeOptions {
   std::string data_dir = "./kubetaint-data";
   std::string store = "sqlite";  // sqlite | memory
   std::string kubeconfig;        // default DATA_DIR/kubeconfig
+  // Secure serving (kube-apiserver's flags). Without --tls-cert-file and
+  // --tls-private-key-file, a CA and a serving certificate are generated under DATA_DIR/pki.
+  std::string tls_cert_file;
+  std::string tls_private_key_file;
+  std::vector<std::string> tls_sans;
+  std::string client_ca_file;
+  std::string token_auth_file;
+  bool anonymous_auth = true;
+  // Plain HTTP besides, unauthenticated (-1: off; 0: any free port).
+  int insecure_port = -1;
+  std::string insecure_bind_address = "127.0.0.1";
   FeatureGates gates;
   int nodes = 0;  // simulated kubelets of node1..nodeN
   // Their --node-status-update-frequency.

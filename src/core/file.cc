@@ -1,6 +1,7 @@
 #include "core/file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -39,6 +40,42 @@ Result<std::string> ReadFile(const std::filesystem::path& path) {
   }
   ::close(fd);
   return out;
+}
+
+// Rename is atomic only within a file system, hence the temporary file beside the target; the
+// directory sync keeps the rename through a crash.
+Status WriteFileAtomic(const std::filesystem::path& path, std::string_view contents,
+                       unsigned mode) {
+  std::string name = ".";
+  name.append(path.filename().string()).append(".XXXXXX");
+  std::string tmp = (path.parent_path() / name).string();
+  int fd = ::mkstemp(tmp.data());  // mode 0600 from the start: a key is never readable by others
+  if (fd < 0)
+    return Internal("create a temporary file for " + path.string() + ": " + std::strerror(errno));
+  auto fail = [&](std::string_view what) {
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    return Internal(std::string(what) + " " + path.string() + ": " + std::strerror(err));
+  };
+  for (size_t done = 0; done < contents.size();) {
+    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("write");
+    done += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) return fail("chmod");
+  if (::fsync(fd) != 0) return fail("sync");
+  int closing = fd;
+  fd = -1;
+  if (::close(closing) != 0) return fail("write");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename into");
+  // Best effort: the file is complete either way; without this a crash may undo the rename.
+  if (int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return Status::Ok();
 }
 
 }  // namespace kt

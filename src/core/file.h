@@ -13,11 +13,18 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
 namespace kt {
 
 Result<std::string> ReadFile(const std::filesystem::path& path);
+
+// Writes `contents` to `path` so that a reader (or a crash) sees the old file or the new one,
+// never a mix: a temporary file in the same directory, mode `mode` from its creation (a key is
+// never readable by others, not even for a moment), synced, renamed over `path`, and the
+// directory synced. Errors: kInternal naming the step and the path.
+Status WriteFileAtomic(const std::filesystem::path& path, std::string_view contents, unsigned mode);
 
 }  // namespace kt

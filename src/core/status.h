@@ -21,21 +21,21 @@ namespace kt {
 
 enum class StatusCode : unsigned char {
   kOk = 0,
-  kBadRequest,        // 400: malformed input (JSON, YAML, flags, selectors, taint specs)
-  kUnauthorized,      // 401
-  kForbidden,         // 403
-  kNotFound,          // 404
-  kMethodNotAllowed,  // 405
-  kAlreadyExists,     // 409
-  kConflict,          // 409: stale resourceVersion, precondition failed
-  kGone,              // 410: a compacted revision ("Expired")
+  kBadRequest,             // 400: malformed input (JSON, YAML, flags, selectors, taint specs)
+  kUnauthorized,           // 401
+  kForbidden,              // 403
+  kNotFound,               // 404
+  kMethodNotAllowed,       // 405
+  kAlreadyExists,          // 409
+  kConflict,               // 409: stale resourceVersion, precondition failed
+  kGone,                   // 410: a compacted revision ("Expired")
   kRequestEntityTooLarge,  // 413
   kUnsupportedMediaType,   // 415
-  kInvalid,           // 422: the object fails validation
-  kTooManyRequests,   // 429
-  kInternal,          // 500
-  kUnavailable,       // 503
-  kTimeout,           // 504
+  kInvalid,                // 422: the object fails validation
+  kTooManyRequests,        // 429
+  kInternal,               // 500
+  kUnavailable,            // 503
+  kTimeout,                // 504
 };
 
 // The upstream HTTP status code for a StatusCode.

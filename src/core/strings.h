@@ -40,4 +40,8 @@ void AppendJsonString(std::string& out, std::string_view s);
 // auth schemes, DNS names.
 bool EqualFoldAscii(std::string_view a, std::string_view b);
 
+// Standard base64 (RFC 4648 §4, with padding), as Go's base64.StdEncoding writes it: the form
+// of a kubeconfig's `*-data` fields.
+std::string EncodeBase64(std::string_view bytes);
+
 }  // namespace kt

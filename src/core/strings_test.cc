@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 namespace kt {
 namespace {
@@ -123,7 +125,9 @@ TEST(ParseFloat32Test, ReadsAsPflagsFloat32Var) {
 
 TEST(AppendJsonStringTest, QuotesAndEscapesWhatJsonRequires) {
   std::string out = "x=";
-  AppendJsonString(out, "a\"b\\c\nd\te\x01" "f\u00e9");
+  AppendJsonString(out,
+                   "a\"b\\c\nd\te\x01"
+                   "f\u00e9");
   EXPECT_EQ(out, "x=\"a\\\"b\\\\c\\nd\\te\\u0001f\u00e9\"");
   out.clear();
   AppendJsonString(out, "");
@@ -137,6 +141,21 @@ TEST(EqualFoldAsciiTest, IgnoresAsciiCaseOnly) {
   EXPECT_FALSE(EqualFoldAscii("a-z", "A_Z"));
   // '@' and '[' sit next to 'A' and 'Z': not letters, not folded.
   EXPECT_FALSE(EqualFoldAscii("@[", "`{"));
+}
+
+TEST(EncodeBase64Test, MatchesRfc4648Vectors) {
+  // RFC 4648 §10's test vectors, padding included.
+  const std::pair<std::string_view, std::string_view> rows[] = {
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"},
+  };
+  for (const auto& [in, want] : rows) EXPECT_EQ(EncodeBase64(in), want) << in;
+  EXPECT_EQ(EncodeBase64(std::string_view("\xff\xfe\x00", 3)), "//4A");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "server/api_server.h"
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstring>
@@ -83,8 +83,8 @@ struct Query {
     const std::string* v = Find(name);
     if (v == nullptr || *v == "0") return false;
     return !(v->size() == 5 && std::equal(v->begin(), v->end(), "false", [](char a, char b) {
-      return std::tolower(static_cast<unsigned char>(a)) == b;
-    }));
+               return std::tolower(static_cast<unsigned char>(a)) == b;
+             }));
   }
 };
 
@@ -348,8 +348,9 @@ ApiResult<DeleteOptions> ParseDeleteOptions(std::string_view content_type, std::
   // Upstream ValidateDeleteOptions.
   FieldErrorList errors;
   if (policy && orphan_dependents) {
-    errors.push_back(FieldError::Invalid("propagationPolicy", GoQuote(*policy),
-                                         "orphanDependents and deletionPropagation cannot be both set"));
+    errors.push_back(
+        FieldError::Invalid("propagationPolicy", GoQuote(*policy),
+                            "orphanDependents and deletionPropagation cannot be both set"));
   }
   if (policy) {
     if (*policy == "Background") {
@@ -359,8 +360,7 @@ ApiResult<DeleteOptions> ParseDeleteOptions(std::string_view content_type, std::
     } else if (*policy == "Foreground") {
       o.propagation = Propagation::kForeground;
     } else {
-      static constexpr std::string_view kPolicies[] = {"Foreground", "Background", "Orphan",
-                                                       "nil"};
+      static constexpr std::string_view kPolicies[] = {"Foreground", "Background", "Orphan", "nil"};
       errors.push_back(FieldError::NotSupported("propagationPolicy", GoQuote(*policy), kPolicies));
     }
   } else if (orphan_dependents) {
@@ -476,12 +476,146 @@ struct ApiServer::Request {
   }
 };
 
-ApiServer::ApiServer(Registry* registry, const DiscoveryOptions& discovery)
-    : registry_(registry), discovery_(discovery) {}
+ApiServer::ApiServer(Registry* registry, const DiscoveryOptions& discovery,
+                     Authentication authentication)
+    : registry_(registry), discovery_(discovery), authentication_(std::move(authentication)) {}
 
 ApiServer::~ApiServer() = default;
 
+namespace {
+
+// A Warning header's value as kube-apiserver writes it (warning.go): code 299, agent "-", the
+// text quoted as Go's strconv.Quote quotes it.
+std::string WarningHeaderValue(std::string_view text) {
+  std::string out = "299 - \"";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out.append("\\x").push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+// A responder that adds Warning headers to the answer of the one it wraps.
+class WarningResponder final : public HttpResponder {
+ public:
+  WarningResponder(std::shared_ptr<HttpResponder> inner, const std::vector<std::string>& warnings)
+      : inner_(std::move(inner)) {
+    for (const std::string& w : warnings) warnings_.push_back({"Warning", WarningHeaderValue(w)});
+  }
+  void Respond(int status, std::string_view content_type, Body body,
+               std::vector<HttpHeader> extra_headers) override {
+    extra_headers.insert(extra_headers.begin(), warnings_.begin(), warnings_.end());
+    inner_->Respond(status, content_type, std::move(body), std::move(extra_headers));
+  }
+  std::shared_ptr<HttpStream> StartStream(int status, std::string_view content_type) override {
+    return inner_->StartStream(status, content_type);
+  }
+
+ private:
+  const std::shared_ptr<HttpResponder> inner_;
+  std::vector<HttpHeader> warnings_;
+};
+
+// upstream's RequestInfoFactory (k8s.io/apiserver pkg/endpoints/request/requestinfo.go), as far
+// as a 403's message needs it: /api/v1/... and /apis/GROUP/VERSION/... are resource requests;
+// everything else (/api, /apis/apps/v1, /healthz, /openapi/v3) is a path.
+AuthorizationAttributes AttributesOf(const HttpRequest& request, const std::string_view path,
+                                     const Query& query) {
+  AuthorizationAttributes a;
+  a.path = std::string(path);
+  a.verb = request.method;
+  std::transform(a.verb.begin(), a.verb.end(), a.verb.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::vector<std::string> segs = SplitPath(path);
+  size_t rest = 0;
+  if (segs.size() >= 3 && segs[0] == "api") {
+    rest = 2;
+  } else if (segs.size() >= 4 && segs[0] == "apis") {
+    a.api_group = segs[1];
+    rest = 3;
+  } else {
+    return a;
+  }
+  a.resource_request = true;
+  std::vector<std::string> parts(segs.begin() + static_cast<long>(rest), segs.end());
+  bool watch = false;
+  if (!parts.empty() && parts[0] == "watch") {
+    watch = true;
+    parts.erase(parts.begin());
+  }
+  if (parts.size() >= 2 && parts[0] == "namespaces") {
+    a.namespace_ = parts[1];
+    if (parts.size() >= 3) {
+      parts.erase(parts.begin(), parts.begin() + 2);
+    } else {
+      a.resource = "namespaces";
+      a.name = a.namespace_;
+      parts.clear();
+    }
+  }
+  if (!parts.empty()) a.resource = parts[0];
+  if (parts.size() >= 2) a.name = parts[1];
+  if (parts.size() >= 3) a.subresource = parts[2];
+  const std::string method = request.method;
+  if (watch || (a.name.empty() && query.Flag("watch") && (method == "GET" || method == "HEAD"))) {
+    a.verb = "watch";
+  } else if (method == "GET" || method == "HEAD") {
+    a.verb = a.name.empty() ? "list" : "get";
+  } else if (method == "POST") {
+    a.verb = "create";
+  } else if (method == "PUT") {
+    a.verb = "update";
+  } else if (method == "PATCH") {
+    a.verb = "patch";
+  } else if (method == "DELETE") {
+    a.verb = a.name.empty() ? "deletecollection" : "delete";
+  }
+  return a;
+}
+
+}  // namespace
+
+bool ApiServer::Admit(const HttpRequest& request, HttpResponder& responder,
+                      std::vector<std::string>* warnings) {
+  AuthenticationResult who =
+      AuthenticateRequest(request.Header("Authorization"), request.client_certificate.get(),
+                          authentication_.tokens.get(), authentication_.anonymous);
+  *warnings = std::move(who.warnings);
+  std::vector<HttpHeader> headers;
+  for (const std::string& w : *warnings) headers.push_back({"Warning", WarningHeaderValue(w)});
+  if (!who.user) {
+    responder.Respond(401, kJson, MakeBody(UnauthorizedError().Json()), std::move(headers));
+    return false;
+  }
+  if (who.user->name != kAnonymousUser) return true;
+  const std::string_view target = request.target;
+  const size_t qpos = target.find('?');
+  const std::string_view path = target.substr(0, qpos);
+  if (AnonymousAllowedPath(path, request.method)) return true;
+  const Query query(qpos == std::string_view::npos ? std::string_view() : target.substr(qpos + 1));
+  AuthorizationAttributes attributes = AttributesOf(request, path, query);
+  attributes.user = who.user->name;
+  responder.Respond(403, kJson, MakeBody(NewRequestForbidden(attributes).Json()),
+                    std::move(headers));
+  return false;
+}
+
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<HttpResponder> responder) {
+  if (request.tls) {
+    std::vector<std::string> warnings;
+    if (!Admit(request, *responder, &warnings)) return;
+    if (!warnings.empty()) responder = std::make_shared<WarningResponder>(responder, warnings);
+  }
   if (ServeStatic(request, *responder)) return;
   auto r = std::make_shared<Request>();
   const std::string_view target = request.target;

@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "server/authn.h"
 #include "server/discovery.h"
 #include "server/http.h"
 #include "server/registry.h"
@@ -18,9 +19,19 @@
 
 namespace kt::server {
 
+// How requests that come over TLS are authenticated (kube-apiserver's flags). Requests over plain
+// HTTP (the explicit --insecure-port) are not: they may do everything, as upstream's insecure
+// port allowed. Authenticated users may do everything (no authorizer but this: the anonymous
+// user may only read what the default RBAC policy lets system:unauthenticated read).
+struct Authentication {
+  std::shared_ptr<const TokenFile> tokens;  // --token-auth-file; null: bearer tokens unread
+  bool anonymous = true;                    // --anonymous-auth
+};
+
 class ApiServer : public HttpHandler {
  public:
-  explicit ApiServer(Registry* registry, const DiscoveryOptions& discovery = {});
+  explicit ApiServer(Registry* registry, const DiscoveryOptions& discovery = {},
+                     Authentication authentication = {});
   ~ApiServer() override;
 
   void Handle(HttpRequest request, std::shared_ptr<HttpResponder> responder) override;
@@ -38,10 +49,15 @@ class ApiServer : public HttpHandler {
   void DeleteCollection(const std::shared_ptr<Request>& r);
   void Subresource(const std::shared_ptr<Request>& r);
   bool ServeStatic(const HttpRequest& request, HttpResponder& responder);
+  // Authenticates a TLS request and lets the anonymous user through only where allowed;
+  // otherwise answers 401 or 403 and returns false. `warnings` gets Warning header texts.
+  bool Admit(const HttpRequest& request, HttpResponder& responder,
+             std::vector<std::string>* warnings);
 
   Registry* registry_;
   Discovery discovery_;
   TimerQueue timers_;
+  const Authentication authentication_;
 };
 
 }  // namespace kt::server

@@ -312,9 +312,26 @@ bool AnonymousAllowedPath(std::string_view path, std::string_view method) {
 
 AuthenticationResult AuthenticateRequest(std::string_view authorization, const x509_st* client_cert,
                                          const TokenFile* tokens, bool anonymous_auth) {
-  AuthenticationResult out;
+  ClientCertificate cert;
   if (std::optional<UserInfo> user = UserFromCertificate(client_cert)) {
-    out.user = std::move(user);
+    cert.verified = true;
+    cert.common_name = std::move(user->name);
+    cert.organizations = std::move(user->groups);
+  }
+  return AuthenticateRequest(authorization, cert.verified ? &cert : nullptr, tokens,
+                             anonymous_auth);
+}
+
+AuthenticationResult AuthenticateRequest(std::string_view authorization,
+                                         const ClientCertificate* client_cert,
+                                         const TokenFile* tokens, bool anonymous_auth) {
+  AuthenticationResult out;
+  if (client_cert != nullptr && !client_cert->verified) {
+    out.error = "x509: " + client_cert->verify_error;
+    return out;
+  }
+  if (client_cert != nullptr && !client_cert->common_name.empty()) {
+    out.user = UserInfo{client_cert->common_name, "", client_cert->organizations};
   } else if (tokens != nullptr) {
     BearerToken bearer = ParseBearerToken(authorization);
     if (bearer.space_before_token) out.warnings.emplace_back(kInvalidTokenWithSpaceWarning);

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "server/http.h"
 #include "server/status_json.h"
 
 struct x509_st;  // OpenSSL's X509, kept out of this header
@@ -185,23 +186,29 @@ struct AuthenticationResult {
 // handler (or proxied request) ever sees the credential; callers should do the same.
 AuthenticationResult AuthenticateRequest(std::string_view authorization, const x509_st* client_cert,
                                          const TokenFile* tokens, bool anonymous_auth);
+// The same with the certificate as the TLS layer reports it once per connection (null: none).
+// One that did not verify is an error, as upstream's x509 authenticator: 401, never anonymous.
+AuthenticationResult AuthenticateRequest(std::string_view authorization,
+                                         const ClientCertificate* client_cert,
+                                         const TokenFile* tokens, bool anonymous_auth);
 
 // --- Responses --------------------------------------------------------------------------------
 
 // The 401 kube-apiserver sends for every authentication failure: NewUnauthorized("Unauthorized").
 StatusError UnauthorizedError();
 
-// authorizer.Attributes, as far as the 403 message uses them.
+// authorizer.Attributes, as far as the 403 message uses them. (Default member initializers let
+// designated initializers leave fields out under -Wextra.)
 struct AuthorizationAttributes {
-  std::string_view user{};  // the user's name
-  std::string_view verb{};  // "list", "get", ...; for a non-resource request the lower-case method
+  std::string user{};  // the user's name
+  std::string verb{};  // "list", "get", ...; for a non-resource request the lower-case method
   bool resource_request = false;
-  std::string_view path{};  // non-resource requests
-  std::string_view api_group{};
-  std::string_view resource{};
-  std::string_view subresource{};
-  std::string_view namespace_{};
-  std::string_view name{};
+  std::string path{};  // non-resource requests
+  std::string api_group{};
+  std::string resource{};
+  std::string subresource{};
+  std::string namespace_{};
+  std::string name{};
 };
 
 // responsewriters forbiddenMessage: `User "u" cannot get path "/api"`,

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,12 +41,26 @@ struct HttpHeader {
   std::string value;
 };
 
+// The client certificate of a TLS connection, as the handshake found it. The server asks for one
+// but does not require it, and never refuses the handshake over it (kube-apiserver's
+// tls.RequestClientCert): whether it counts is the authenticator's decision.
+struct ClientCertificate {
+  bool verified = false;                   // chains to a client CA and is valid now
+  std::string verify_error;                // why not, when !verified
+  std::string common_name;                 // the subject's CN
+  std::vector<std::string> organizations;  // the subject's O values, in order
+};
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", "PUT", "PATCH", "DELETE", ...
   std::string target;  // path and query, undecoded: "/api/v1/pods?limit=500"
   std::vector<HttpHeader> headers;
   std::string body;
   std::string remote;  // "127.0.0.1:54321", for the access log
+  bool tls = false;    // came over TLS
+  // The certificate the client presented on this connection (null: none, or plain HTTP). Shared
+  // by every request of the connection.
+  std::shared_ptr<const ClientCertificate> client_certificate;
 
   // The value of the first header named `name` (case-insensitive), or "".
   std::string_view Header(std::string_view name) const;
@@ -98,6 +113,13 @@ class HttpHandler {
   virtual void Handle(HttpRequest request, std::shared_ptr<HttpResponder> responder) = 0;
 };
 
+// TLS for the server (TLS 1.2 and later). PEM text, not file names.
+struct HttpTlsOptions {
+  std::string certificate_chain_pem;  // the serving certificate, then any intermediates
+  std::string private_key_pem;
+  std::string client_ca_pem;  // CAs for client certificates; empty: none are asked for
+};
+
 struct HttpServerOptions {
   std::string listen = "127.0.0.1:6443";  // HOST:PORT; port 0 picks a free port
   int io_threads = 1;
@@ -105,6 +127,9 @@ struct HttpServerOptions {
   size_t max_stream_queue_bytes = 16 * 1024 * 1024;
   // Access log: one line per request on stderr when true ("-v=2" and above).
   bool access_log = false;
+  // Serve HTTPS with these (absent: plain HTTP). A plain-HTTP request to a TLS server gets
+  // 400 "Client sent an HTTP request to an HTTPS server.", as Go's http.Server answers it.
+  std::optional<HttpTlsOptions> tls;
 };
 
 class HttpServer {
@@ -120,7 +145,8 @@ class HttpServer {
 };
 
 // Binds, listens and starts the I/O threads. Errors: the address does not parse or cannot be
-// bound (kBadRequest / kUnavailable with the system's reason).
+// bound (kBadRequest / kUnavailable with the system's reason); the TLS certificate, key or
+// client CAs do not load (kBadRequest naming which, with OpenSSL's reason).
 Result<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& options,
                                                     HttpHandler* handler);
 

@@ -43,9 +43,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -56,14 +59,23 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
 #include "core/thread_name.h"
+#include "server/authn.h"
 #include "server/http.h"
+#include "server/server_stream.h"
 
 namespace kt::server {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = boost::asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -110,6 +122,9 @@ constexpr size_t kReadBufferBytes = 8192;
 constexpr auto kForceCloseWait = std::chrono::milliseconds(500);
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// Go's http.Server answers a plain-HTTP request on a TLS port with exactly this.
+constexpr std::string_view kHttpToHttps =
+    "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
 constexpr std::string_view kCrLf = "\r\n";
 constexpr std::string_view kFinalChunk = "0\r\n\r\n";
 
@@ -234,6 +249,80 @@ bool IsMalformedRequest(const beast::error_code& ec) {
          ec == E::bad_chunk_extension || ec == E::bad_obs_fold;
 }
 
+// What the client's certificate says, and whether it chains to a client CA (the context's verify
+// callback lets every handshake through and leaves this decision here).
+std::shared_ptr<const ClientCertificate> PeerCertificate(SSL* ssl) {
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr) return nullptr;
+  auto out = std::make_shared<ClientCertificate>();
+  const long result = SSL_get_verify_result(ssl);
+  out->verified = result == X509_V_OK;
+  if (!out->verified) out->verify_error = X509_verify_cert_error_string(result);
+  if (std::optional<UserInfo> user = UserFromCertificate(cert)) {
+    out->common_name = std::move(user->name);
+    out->organizations = std::move(user->groups);
+  }
+  return out;
+}
+
+// OpenSSL's reason for the last failure, cleared from its queue.
+std::string OpenSslReason() {
+  unsigned long code = 0;
+  unsigned long last = 0;
+  while ((code = ERR_get_error()) != 0) last = code;
+  if (last == 0) return "unknown error";
+  char buf[256];
+  ERR_error_string_n(last, buf, sizeof buf);
+  return buf;
+}
+
+Result<std::unique_ptr<ssl::context>> NewTlsContext(const HttpTlsOptions& o) {
+  auto bad = [](std::string_view what) {
+    return Err(BadRequest(std::string(what) + ": " + OpenSslReason()));
+  };
+  ERR_clear_error();
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = ctx->native_handle();
+  if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1) return bad("TLS 1.2");
+  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  beast::error_code ec;
+  // Asio takes OpenSSL's reason off its queue into `ec`.
+  auto failed = [&](std::string_view what) {
+    return Err(BadRequest(std::string(what) + ": " + ec.message()));
+  };
+  ctx->use_certificate_chain(asio::buffer(o.certificate_chain_pem), ec);
+  if (ec) return failed("the TLS serving certificate does not load");
+  ctx->use_private_key(asio::buffer(o.private_key_pem), ssl::context::pem, ec);
+  if (ec) return failed("the TLS private key does not load");
+  if (SSL_CTX_check_private_key(native) != 1) {
+    return bad("the TLS private key does not match the serving certificate");
+  }
+  // Resumed sessions need an id context once client certificates are asked for.
+  static constexpr unsigned char kSessionContext[] = "kubetaint";
+  SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
+  if (!o.client_ca_pem.empty()) {
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+        BIO_new_mem_buf(o.client_ca_pem.data(), static_cast<int>(o.client_ca_pem.size())),
+        &BIO_free);
+    X509_STORE* store = SSL_CTX_get_cert_store(native);
+    int loaded = 0;
+    while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      const int added = X509_STORE_add_cert(store, ca);
+      // The names sent in the CertificateRequest: clients pick the certificate they offer by
+      // them (Go's client sends none if no configured certificate matches).
+      const int listed = SSL_CTX_add_client_CA(native, ca);
+      X509_free(ca);
+      if (added != 1 || listed != 1) return bad("the client CA certificates do not load");
+      ++loaded;
+    }
+    if (loaded == 0) return bad("the client CA file holds no PEM certificate");
+    ERR_clear_error();  // the loop ends on "no start line"
+    ctx->set_verify_mode(ssl::verify_peer);
+    ctx->set_verify_callback([](bool, ssl::verify_context&) { return true; });
+  }
+  return ctx;
+}
+
 class Connection;
 
 // Shared server state; see the top comment for who holds it.
@@ -252,6 +341,7 @@ struct Core : std::enable_shared_from_this<Core> {
 
   const HttpServerOptions options;
   HttpHandler* const handler;
+  std::unique_ptr<ssl::context> tls;  // null: plain HTTP
   std::atomic<bool> stopping{false};  // Stop began: accept nothing new, wind down
   std::atomic<bool> stopped{false};   // the I/O threads are joined: work posted now never runs
 
@@ -311,7 +401,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(Core* core, tcp::socket socket, std::string remote)
       : core_(core),
         strand_(socket.get_executor()),
-        stream_(std::move(socket)),
+        stream_(std::move(socket), core->tls.get()),
         remote_(std::move(remote)) {
     // Beast reads at most the free capacity (512 bytes when empty): room for a whole typical
     // request makes it one recv, not two.
@@ -326,7 +416,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const asio::any_io_executor& strand() const { return strand_; }
 
   void Start() {
-    asio::dispatch(strand_, [self = shared_from_this()] { self->ReadRequest(); });
+    asio::dispatch(strand_, [self = shared_from_this()] {
+      if (self->stream_.is_tls()) {
+        self->DetectTls();
+      } else {
+        self->ReadRequest();
+      }
+    });
   }
 
   // The handler's answer to request `seq`. On the strand.
@@ -455,6 +551,59 @@ class Connection : public std::enable_shared_from_this<Connection> {
     kClosed,
   };
 
+  // A TLS port: the first bytes say whether the client speaks TLS at all. Those read go to the
+  // handshake.
+  void DetectTls() {
+    stream_.expires_after(kFirstHeaderTimeout);
+    beast::async_detect_ssl(stream_.tcp(), buffer_,
+                            [self = shared_from_this()](beast::error_code ec, bool is_tls) {
+                              if (self->state_ != State::kReading) return;
+                              if (ec) {
+                                self->Close();
+                                return;
+                              }
+                              if (!is_tls) {
+                                self->RefusePlainHttp();
+                                return;
+                              }
+                              self->Handshake();
+                            });
+  }
+
+  void RefusePlainHttp() {
+    state_ = State::kWriting;
+    stream_.expires_after(kWriteTimeout);
+    asio::async_write(stream_.tcp(), asio::buffer(kHttpToHttps.data(), kHttpToHttps.size()),
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        if (self->state_ != State::kWriting) return;
+                        if (ec) {
+                          self->Close();
+                          return;
+                        }
+                        self->Linger();
+                      });
+  }
+
+  void Handshake() {
+    stream_.tls_stream().async_handshake(
+        ssl::stream_base::server, buffer_.data(),
+        [self = shared_from_this()](beast::error_code ec, size_t used) {
+          if (self->state_ != State::kReading) return;
+          if (ec) {
+            // A client that does not trust our certificate, or speaks no common version.
+            if (self->core_->options.access_log) {
+              std::fprintf(stderr, "%s TLS handshake failed: %s\n", self->remote_.c_str(),
+                           ec.message().c_str());
+            }
+            self->Close();
+            return;
+          }
+          self->buffer_.consume(used);
+          self->client_certificate_ = PeerCertificate(self->stream_.tls_stream().native_handle());
+          self->ReadRequest();
+        });
+  }
+
   void ReadRequest() {
     if (state_ == State::kClosed) return;
     if (core_->stopping) {
@@ -570,17 +719,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     DiscardUntilEof();
   }
 
+  // Reads beneath TLS, if any: these bytes are thrown away, and the connection is done.
   void DiscardUntilEof() {
     if (!scratch_) scratch_ = std::make_unique<char[]>(kScratchBytes);
-    stream_.async_read_some(asio::buffer(scratch_.get(), kScratchBytes),
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              if (self->state_ != State::kLingering) return;
-                              if (ec) {
-                                self->Close();  // EOF, reset, or the linger timeout
-                                return;
-                              }
-                              self->DiscardUntilEof();
-                            });
+    stream_.tcp().async_read_some(asio::buffer(scratch_.get(), kScratchBytes),
+                                  [self = shared_from_this()](beast::error_code ec, size_t) {
+                                    if (self->state_ != State::kLingering) return;
+                                    if (ec) {
+                                      self->Close();  // EOF, reset, or the linger timeout
+                                      return;
+                                    }
+                                    self->DiscardUntilEof();
+                                  });
   }
 
   void Dispatch() {
@@ -597,6 +747,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     request.body = std::move(msg.body());
     request.remote = remote_;
+    request.tls = stream_.is_tls();
+    request.client_certificate = client_certificate_;
     parser_.reset();
     state_ = State::kHandling;
     ++seq_;
@@ -712,8 +864,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Core* const core_;  // outlives every connection (see the top comment)
   const asio::any_io_executor strand_;
-  beast::tcp_stream stream_;
+  internal::ServerStream stream_;
   const std::string remote_;
+  std::shared_ptr<const ClientCertificate> client_certificate_;  // set by the TLS handshake
 
   State state_ = State::kReading;
   beast::flat_buffer buffer_;
@@ -1090,6 +1243,11 @@ Result<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& opt
   if (!address) return Err(address.error());
   try {
     auto core = std::make_shared<Core>(options, handler);
+    if (options.tls) {
+      Result<std::unique_ptr<ssl::context>> tls = NewTlsContext(*options.tls);
+      if (!tls) return Err(tls.error());
+      core->tls = std::move(*tls);
+    }
     beast::error_code ec;
     tcp::resolver resolver(core->io);
     auto endpoints = resolver.resolve(address->host, address->port,

@@ -335,40 +335,6 @@ Result<CertKeyPem> MakeCertificate(const CertificateSpec& spec, X509* issuer,
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
-// Writes `contents` to `path` so that a reader (or a crash) sees the old file or the new one,
-// never a mix: a temporary file in the same directory (rename is atomic only within a file
-// system), synced before the rename, then the directory synced so the rename survives a crash.
-Status WriteFileAtomic(const fs::path& path, std::string_view contents, mode_t mode) {
-  std::string tmp = (path.parent_path() / ("." + path.filename().string() + ".XXXXXX")).string();
-  int fd = ::mkstemp(tmp.data());  // mode 0600 from the start: a key is never readable by others
-  if (fd < 0)
-    return Internal("create a temporary file for " + path.string() + ": " + ErrnoText(errno));
-  auto fail = [&](std::string_view what) {
-    int err = errno;
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    return Internal(std::string(what) + " " + path.string() + ": " + ErrnoText(err));
-  };
-  for (size_t done = 0; done < contents.size();) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail("write");
-    done += static_cast<size_t>(n);
-  }
-  if (::fchmod(fd, mode) != 0) return fail("chmod");
-  if (::fsync(fd) != 0) return fail("sync");
-  int closing = fd;
-  fd = -1;
-  if (::close(closing) != 0) return fail("write");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename into");
-  // Best effort: the file is complete either way; without this a crash may undo the rename.
-  if (int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-  return Status::Ok();
-}
-
 Status WritePair(const fs::path& cert_path, const fs::path& key_path, const CertKeyPem& pair) {
   // The key first: a crash between the two leaves a key that does not match the old
   // certificate, which the next start detects and re-issues.

@@ -19,6 +19,7 @@ have changed: the seeded objects compare equal field by field.
 import http.client
 import json
 import os
+import ssl
 import sys
 import threading
 import time
@@ -27,9 +28,18 @@ import urllib.parse
 NS = "load"
 
 
+def tls_context():
+    # The server's CA and the admin client certificate, from the data dir (lib.sh exports them).
+    ctx = ssl.create_default_context(cafile=os.environ["KT_CA"])
+    ctx.load_cert_chain(os.environ["KT_CERT"], os.environ["KT_KEY"])
+    return ctx
+
+
 def connect(url):
     u = urllib.parse.urlsplit(url)
     assert u.hostname == "127.0.0.1", url  # loopback only
+    if u.scheme == "https":
+        return http.client.HTTPSConnection(u.hostname, u.port, timeout=15, context=tls_context())
     return http.client.HTTPConnection(u.hostname, u.port, timeout=15)
 
 

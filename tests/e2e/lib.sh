@@ -88,7 +88,9 @@ _server_up() {
 }
 
 # start_server DATA_DIR [SERVE_ARGS...]: starts `kubetaint serve` on port 0 and waits for its
-# start-up line. Sets srv_pid, srv_url, srv_out, srv_err and exports KUBECONFIG.
+# start-up line. Sets srv_pid, srv_url (https), srv_out, srv_err and exports KUBECONFIG, and for
+# clients that do not read kubeconfigs KT_CA, KT_CERT and KT_KEY: the server's CA and the admin
+# client certificate and key (PEM files).
 start_server() {
   local dir=$1
   shift
@@ -102,8 +104,9 @@ start_server() {
     sed 's/^/    /' "$srv_out" "$srv_err" | tail -20
     return 1
   fi
-  srv_url=$(sed -n 's/^kubetaint serving on \(http:\/\/127\.0\.0\.1:[0-9]*\) .*/\1/p' "$srv_out")
-  export KUBECONFIG=$dir/kubeconfig
+  srv_url=$(sed -n 's/^kubetaint serving on \(https:\/\/127\.0\.0\.1:[0-9]*\) .*/\1/p' "$srv_out")
+  export KUBECONFIG=$dir/kubeconfig KT_CA=$dir/pki/ca.crt KT_CERT=$dir/pki/admin.crt \
+    KT_KEY=$dir/pki/admin.key
   [ -n "$srv_url" ] && [ -f "$KUBECONFIG" ]
 }
 

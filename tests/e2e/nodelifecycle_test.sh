@@ -50,14 +50,16 @@ bad_flag bad_period 'error: --node-monitor-period: must be greater than 0, not 0
 alive=$tmp/alive
 heartbeats() {  # renews the Leases of the nodes listed in $alive every 500 ms, until killed
   python3 - "$srv_url" "$alive" <<'PY' &
-import datetime, json, sys, time, urllib.error, urllib.request
+import datetime, json, os, ssl, sys, time, urllib.error, urllib.request
 url, alive = sys.argv[1], sys.argv[2]
+tls = ssl.create_default_context(cafile=os.environ["KT_CA"])
+tls.load_cert_chain(os.environ["KT_CERT"], os.environ["KT_KEY"])
 base = url + "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
 def send(method, path, body, ctype):
     r = urllib.request.Request(base + path, data=json.dumps(body).encode(), method=method,
                                headers={"Content-Type": ctype})
     try:
-        urllib.request.urlopen(r, timeout=5).read()
+        urllib.request.urlopen(r, timeout=5, context=tls).read()
         return 200
     except urllib.error.HTTPError as e:
         return e.code

@@ -64,6 +64,29 @@ class Pruner {
     int64_t index;  // >= 0: a list index, "[i]"
   };
 
+  // Any JSON, as sigs.k8s.io/json decodes it into an interface{}: only duplicates to find.
+  void Untyped(const rapidjson::Value& value, const Step* at) {
+    if (value.IsArray()) {
+      for (rapidjson::SizeType i = 0; i < value.Size(); ++i) {
+        const Step step{at, {}, i};
+        Untyped(value[i], &step);
+      }
+      return;
+    }
+    if (!value.IsObject()) return;
+    const bool duplicates = HasDuplicateNames(value);
+    for (auto m = value.MemberBegin(); m != value.MemberEnd(); ++m) {
+      const std::string_view name = Name(m->name);
+      if (duplicates && std::any_of(value.MemberBegin(), m, [&](const auto& earlier) {
+            return Name(earlier.name) == name;
+          })) {
+        Record("duplicate field", name, at);
+      }
+      const Step step{at, name, -1};
+      Untyped(m->value, &step);
+    }
+  }
+
   void Struct(rapidjson::Value& object, const SchemaType& type, const Step* at) {
     SeenFields seen(type.fields.size());
     for (rapidjson::SizeType i = 0; i < object.MemberCount();) {
@@ -277,6 +300,11 @@ void PruneUnknownFields(rapidjson::Value& object, TypeRef type,
                         rapidjson::Document::AllocatorType& alloc, FieldProblems* problems) {
   if (type == nullptr || !object.IsObject()) return;
   Pruner(alloc, problems).Struct(object, *type, nullptr);
+}
+
+void FindDuplicateFields(const rapidjson::Value& value, FieldProblems* problems) {
+  rapidjson::Document::AllocatorType unused;  // nothing is merged
+  Pruner(unused, problems).Untyped(value, nullptr);
 }
 
 std::string StrictDecodingError(const FieldProblems& problems) {

@@ -216,6 +216,11 @@ struct FieldProblems {
 void PruneUnknownFields(rapidjson::Value& object, TypeRef type,
                         rapidjson::Document::AllocatorType& alloc, FieldProblems* problems);
 
+// Records `duplicate field "<path>"` for every member given twice in an object of `value`, at
+// any depth, as sigs.k8s.io/json's UnmarshalStrict into a map does: what upstream's patch
+// handler finds in a merge or strategic merge patch body before applying it.
+void FindDuplicateFields(const rapidjson::Value& value, FieldProblems* problems);
+
 // `strict decoding error: <m1>, <m2>, ...` (apimachinery runtime/error.go).
 std::string StrictDecodingError(const FieldProblems& problems);
 

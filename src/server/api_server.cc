@@ -15,6 +15,7 @@
 #include "api/manifest.h"
 #include "api/patch.h"
 #include "api/protobuf.h"
+#include "api/schema.h"
 #include "api/selector.h"
 #include "api/table.h"
 #include "server/status_json.h"
@@ -468,6 +469,8 @@ struct ApiServer::Request {
   bool watch = false;
 
   void Fail(const ApiError& e) { RespondError(*responder, e); }
+  // Adds Warning headers (upstream's warning.AddWarning) to the answer.
+  void Warn(const std::vector<std::string>& warnings);
   // The type a request body must be, for decode errors.
   std::string_view BodyKind() const {
     if (subresource == "binding") return "Binding";
@@ -584,6 +587,10 @@ AuthorizationAttributes AttributesOf(const HttpRequest& request, const std::stri
 }
 
 }  // namespace
+
+void ApiServer::Request::Warn(const std::vector<std::string>& warnings) {
+  if (!warnings.empty()) responder = std::make_shared<WarningResponder>(responder, warnings);
+}
 
 bool ApiServer::Admit(const HttpRequest& request, HttpResponder& responder,
                       std::vector<std::string>* warnings) {
@@ -851,10 +858,54 @@ void ApiServer::Watch(const std::shared_ptr<Request>& r) {
       });
 }
 
+namespace {
+
+// The fieldValidation query parameter (upstream handlers/rest.go), or the 422 of a bad value.
+ApiResult<api::FieldValidation> FieldValidationOf(const Query& query,
+                                                  std::string_view options_kind) {
+  const std::string* value = query.Find("fieldValidation");
+  Result<api::FieldValidation> mode =
+      api::ParseFieldValidation(value != nullptr ? *value : "", options_kind);
+  if (!mode) return ApiErr(FromStatus(mode.error()));
+  return *mode;
+}
+
+// The unknown and duplicate fields of a create or update body, as upstream's strict decoder
+// finds them: dropped whatever the mode (nothing unknown is stored). Strict: 400 `Pod in
+// version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.x"`,
+// unless the body also has a type error, which wins (the registry reports it). Warn: one
+// warning each. Protobuf bodies have no unknown fields to find.
+ApiResult<void> CheckBodyFields(const ResourceInfo& info, std::string_view content_type,
+                                Document& body, api::FieldValidation mode,
+                                std::vector<std::string>* warnings) {
+  if (MediaType(content_type) == "application/vnd.kubernetes.protobuf") return {};
+  api::FieldProblems problems;
+  api::PruneUnknownFields(body, api::ServedSchema().FindKind(info.group, info.version, info.kind),
+                          body.GetAllocator(),
+                          mode == api::FieldValidation::kIgnore ? nullptr : &problems);
+  if (problems.messages.empty()) return {};
+  if (mode == api::FieldValidation::kWarn) {
+    warnings->insert(warnings->end(), problems.messages.begin(), problems.messages.end());
+    return {};
+  }
+  if (!DecodeTyped(info.resource, body)) return {};
+  return ApiErr(BadRequestError(api::CannotBeHandledAs(info.kind, info.version, info.kind,
+                                                       api::StrictDecodingError(problems))));
+}
+
+}  // namespace
+
 void ApiServer::Create(const std::shared_ptr<Request>& r) {
-  ApiResult<Document> body =
-      DecodeBody(r->BodyKind(), r->http.Header("Content-Type"), r->http.body);
+  ApiResult<api::FieldValidation> mode = FieldValidationOf(r->query, "CreateOptions");
+  if (!mode) return r->Fail(mode.error());
+  const std::string_view content_type = r->http.Header("Content-Type");
+  ApiResult<Document> body = DecodeBody(r->BodyKind(), content_type, r->http.body);
   if (!body) return r->Fail(body.error());
+  std::vector<std::string> warnings;
+  if (auto c = CheckBodyFields(*r->info, content_type, *body, *mode, &warnings); !c) {
+    return r->Fail(c.error());
+  }
+  r->Warn(warnings);
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
   registry_->Create(*r->info, r->namespace_, std::move(*body), options,
@@ -865,9 +916,16 @@ void ApiServer::Create(const std::shared_ptr<Request>& r) {
 }
 
 void ApiServer::Update(const std::shared_ptr<Request>& r) {
-  ApiResult<Document> body =
-      DecodeBody(r->BodyKind(), r->http.Header("Content-Type"), r->http.body);
+  ApiResult<api::FieldValidation> mode = FieldValidationOf(r->query, "UpdateOptions");
+  if (!mode) return r->Fail(mode.error());
+  const std::string_view content_type = r->http.Header("Content-Type");
+  ApiResult<Document> body = DecodeBody(r->BodyKind(), content_type, r->http.body);
   if (!body) return r->Fail(body.error());
+  std::vector<std::string> warnings;
+  if (auto c = CheckBodyFields(*r->info, content_type, *body, *mode, &warnings); !c) {
+    return r->Fail(c.error());
+  }
+  r->Warn(warnings);
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
   const server::Subresource sub =
@@ -888,16 +946,21 @@ void ApiServer::Patch(const std::shared_ptr<Request>& r) {
   if (*type == api::PatchType::kApplyPatch) {
     return r->Fail(NewUnsupportedMediaType(kPatchMediaTypes));
   }
+  ApiResult<api::FieldValidation> mode = FieldValidationOf(r->query, "PatchOptions");
+  if (!mode) return r->Fail(mode.error());
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
+  options.field_validation = *mode;
+  options.warnings = std::make_shared<std::vector<std::string>>();
   const server::Subresource sub =
       r->subresource == "status" ? server::Subresource::kStatus : server::Subresource::kNone;
   if (sub == server::Subresource::kStatus && !r->info->has_status) {
     return r->Fail(NotFoundResource());
   }
   registry_->Patch(*r->info, r->namespace_, r->name, sub, *type, std::move(r->http.body), options,
-                   [r](ApiResult<store::Bytes> result) {
+                   [r, warnings = options.warnings](ApiResult<store::Bytes> result) {
                      if (!result) return r->Fail(result.error());
+                     r->Warn(*warnings);
                      RespondBytes(*r->responder, 200, *result);
                    });
 }

@@ -1729,5 +1729,114 @@ TEST_F(ApiServerTest, RandomGarbageRequestsNeverBreakTheServer) {
   EXPECT_EQ(Json(Get("/api/v1/pods").body).Str("/metadata/resourceVersion"), std::to_string(Rev()));
 }
 
+// Field validation as kube-apiserver's handlers do it (create.go, update.go, patch.go under
+// fieldValidation): Strict refuses unknown and duplicate fields, Warn drops them with one
+// Warning each, Ignore drops them silently; nothing unknown is ever stored, dry run or not.
+TEST_F(ApiServerTest, FieldValidationStrictWarnIgnore) {
+  const std::string typo = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"NAME",
+    "labelz":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"nginx"}],
+    "tolerations":[{"key":"k","operator":"Exists","effect":"NoExecute","tolerationSecond":10}]},
+    "status":{"phasez":"x"}})";
+  auto named = [&](std::string_view name) {
+    std::string b = typo;
+    b.replace(b.find("NAME"), 4, name);
+    return b;
+  };
+  auto warnings = [](const HttpResponse& r) {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : r.headers) {
+      if (n == "Warning") out.push_back(v);
+    }
+    return out;
+  };
+  const std::vector<std::string> three = {
+      R"(299 - "unknown field \"metadata.labelz\"")",
+      R"(299 - "unknown field \"spec.tolerations[0].tolerationSecond\"")",
+      R"(299 - "unknown field \"status.phasez\"")"};
+  // Strict (kubectl's default for create and apply): 400, every path, nothing written.
+  const Snapshot before = Snap();
+  HttpResponse r = Do("POST", std::string(kPods) + "?fieldValidation=Strict", named("s"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(
+      Json(r.body).Str("/message"),
+      R"(Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "metadata.labelz", unknown field "spec.tolerations[0].tolerationSecond", unknown field "status.phasez")");
+  EXPECT_EQ(Json(r.body).Str("/reason"), "BadRequest");
+  r = Do("POST", std::string(kPods) + "?fieldValidation=Strict&dryRun=All", named("s"));
+  EXPECT_EQ(r.status, 400);
+  ExpectNothingWritten(before, "strict create");
+  // A type error wins over unknown fields.
+  r = Do("POST", std::string(kPods) + "?fieldValidation=Strict",
+         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"t"},"spec":{"containers":[
+            {"name":"c","image":"i","ports":[{"containerPort":"x","foo":1}]}]}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Json(r.body).Str("/message").find("strict decoding error"), std::string::npos)
+      << r.body;
+  // Warn (the default when absent): created without the fields, one Warning each.
+  for (const char* query : {"?fieldValidation=Warn", ""}) {
+    const std::string name = std::string("w") + (query[0] ? "1" : "2");
+    r = Do("POST", std::string(kPods) + query, named(name));
+    EXPECT_EQ(r.status, 201) << r.body;
+    EXPECT_EQ(warnings(r), three) << query;
+    Json got = GetJson(std::string(kPods) + "/" + name);
+    EXPECT_FALSE(got.Has("/metadata/labelz"));
+    EXPECT_FALSE(got.Has("/spec/tolerations/0/tolerationSecond"));
+    EXPECT_EQ(got.Str("/spec/tolerations/0/key"), "k");
+  }
+  // Ignore: created without them, silently.
+  r = Do("POST", std::string(kPods) + "?fieldValidation=Ignore", named("i"));
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_TRUE(warnings(r).empty());
+  EXPECT_FALSE(GetJson(std::string(kPods) + "/i").Has("/metadata/labelz"));
+  // Duplicates: Strict lists them; Warn keeps the last value, as Go's decoder.
+  const std::string dup = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"d",
+    "labels":{"a":"1","a":"2"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}})";
+  r = Do("POST", std::string(kPods) + "?fieldValidation=Strict", dup);
+  EXPECT_EQ(
+      Json(r.body).Str("/message"),
+      R"(Pod in version "v1" cannot be handled as a Pod: strict decoding error: duplicate field "metadata.labels.a")");
+  r = Do("POST", kPods, dup);
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(GetJson(std::string(kPods) + "/d").Str("/metadata/labels/a"), "2");
+  // Update (PUT): the same rules.
+  Json current = GetJson(kP1);
+  std::string put =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","resourceVersion":")" +
+      current.Str("/metadata/resourceVersion") +
+      R"("},"spec":{"containers":[{"name":"c","image":"nginx","imagez":"x"}]}})";
+  r = Do("PUT", std::string(kP1) + "?fieldValidation=Strict", put);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(
+      Json(r.body).Str("/message"),
+      R"(Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].imagez")");
+  // Patches: Strict is 422 on the patched object, the patch body's duplicates first.
+  r = Do("PATCH", std::string(kP1) + "?fieldValidation=Strict",
+         R"({"metadata":{"labels":{"x":"1","x":"2"}},"spec":{"foo":1}})",
+         "application/strategic-merge-patch+json");
+  EXPECT_EQ(r.status, 422);
+  const std::string message = Json(r.body).Str("/message");
+  EXPECT_TRUE(message.starts_with(R"( "" is invalid: patch: Invalid value: "{\"kind\":\"Pod\")"))
+      << message;
+  EXPECT_TRUE(message.ends_with(
+      R"(: strict decoding error: duplicate field "metadata.labels.x", unknown field "spec.foo")"))
+      << message;
+  r = Do("PATCH", kP1, R"({"spec":{"foo":1},"metadata":{"labels":{"y":"1"}}})",
+         "application/merge-patch+json");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(warnings(r), std::vector<std::string>{R"(299 - "unknown field \"spec.foo\"")"});
+  Json patched = GetJson(kP1);
+  EXPECT_FALSE(patched.Has("/spec/foo"));
+  EXPECT_EQ(patched.Str("/metadata/labels/y"), "1");
+  r = Do("PATCH", std::string(kP1) + "?fieldValidation=Strict",
+         R"([{"op":"add","path":"/spec/bar","value":1}])", "application/json-patch+json");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_TRUE(Json(r.body).Str("/message").ends_with(R"(unknown field "spec.bar")"));
+  // A value fieldValidation does not know: upstream's 422 naming the options kind.
+  r = Do("POST", std::string(kPods) + "?fieldValidation=strict", named("x"));
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(
+      Json(r.body).Str("/message"),
+      R"(CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": supported values: "", "Ignore", "Strict", "Warn")");
+}
+
 }  // namespace
 }  // namespace kt::server

@@ -837,6 +837,42 @@ void Registry::ReleaseKey(const std::string& key) {
   next([this, key] { ReleaseKey(key); });
 }
 
+namespace {
+
+// Upstream's patch handler (handlers/patch.go) under fieldValidation: the duplicates of a merge
+// or strategic merge patch body, then the unknown and duplicate fields of the patched object, in
+// that order; the patched object keeps none of them. Strict refuses with 422 `"" is invalid:
+// patch: Invalid value: "<patched JSON>": strict decoding error: ...` unless the object has a
+// type error, which the update reports instead (non-strict errors trump).
+ApiResult<void> CheckPatchedFields(const ResourceInfo& info, api::PatchType type,
+                                   const std::string& patch, Document& patched,
+                                   api::FieldValidation mode, std::vector<std::string>* warnings) {
+  api::FieldProblems problems;
+  api::FieldProblems* sink = mode == api::FieldValidation::kIgnore ? nullptr : &problems;
+  if (sink != nullptr &&
+      (type == api::PatchType::kMergePatch || type == api::PatchType::kStrategicMergePatch)) {
+    if (Result<Document> body = api::ParseJson(patch); body) api::FindDuplicateFields(*body, sink);
+  }
+  std::string before;  // what upstream quotes: the patched object as the patch made it
+  if (mode == api::FieldValidation::kStrict) before = api::EncodeJson(patched);
+  api::PruneUnknownFields(patched,
+                          api::ServedSchema().FindKind(info.group, info.version, info.kind),
+                          patched.GetAllocator(), sink);
+  if (problems.messages.empty()) return {};
+  if (mode == api::FieldValidation::kWarn) {
+    if (warnings != nullptr) {
+      warnings->insert(warnings->end(), problems.messages.begin(), problems.messages.end());
+    }
+    return {};
+  }
+  if (!DecodeTyped(info.resource, patched)) return {};
+  const FieldError error =
+      FieldError::Invalid("patch", GoQuote(before), api::StrictDecodingError(problems));
+  return ApiErr(NewInvalid("", "", "", std::span<const FieldError>(&error, 1)));
+}
+
+}  // namespace
+
 void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
                             Subresource sub, api::PatchType type,
                             std::shared_ptr<const std::string> patch, WriteOptions options,
@@ -863,6 +899,13 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
     if (!patched) return done(ApiErr(patched.error()));
     if (!patched->IsObject()) {
       return done(ApiErr(BadRequestError("the patched object is not a JSON object")));
+    }
+    if (options.field_validation) {
+      if (auto r = CheckPatchedFields(info, type, *patch, *patched, *options.field_validation,
+                                      options.warnings.get());
+          !r) {
+        return done(ApiErr(r.error()));
+      }
     }
     auto meta = patched->FindMember("metadata");
     if (meta != patched->MemberEnd()) {

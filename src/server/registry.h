@@ -41,6 +41,7 @@
 
 #include "admission/chain.h"
 #include "api/patch.h"
+#include "api/schema.h"
 #include "core/feature_gates.h"
 #include "server/api_error.h"
 #include "server/resources.h"
@@ -53,6 +54,12 @@ enum class Subresource : unsigned char { kNone, kStatus };
 
 struct WriteOptions {
   bool dry_run = false;  // dryRun=All: validate and answer, persist nothing
+  // fieldValidation of a patch (create and update bodies are checked by their caller): the
+  // patched object's unknown and duplicate fields are dropped; Strict refuses them (422, as
+  // upstream's patch handler), Warn adds one warning each to `warnings`. Absent: a trusted
+  // in-process writer, nothing checked.
+  std::optional<api::FieldValidation> field_validation;
+  std::shared_ptr<std::vector<std::string>> warnings;
 };
 
 // DeleteOptions.propagationPolicy: what becomes of the object's dependents (objects whose

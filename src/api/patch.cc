@@ -14,6 +14,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/schema.h"
+
 namespace kt::api {
 
 namespace {
@@ -437,155 +439,32 @@ class KeyIndex {
 
 // ---- Strategic merge patch schema --------------------------------------------------------------
 //
-// The patch metadata of the kinds we serve, from the `patchStrategy` / `patchMergeKey` tags of
-// k8s.io/api core/v1 and apps/v1. Only fields that merge (or lead to one that does) are listed;
-// any other map merges recursively without metadata and any other list is replaced:
-//
-//   */metadata/finalizers                         merge (set of strings)
-//   */metadata/ownerReferences                    merge by uid
-//   Pod spec (and DaemonSet spec.template.spec):
-//     containers, initContainers, ephemeralContainers   merge by name
-//       */env by name, */ports by containerPort, */volumeMounts by mountPath,
-//       */volumeDevices by devicePath
-//     volumes, imagePullSecrets, schedulingGates, resourceClaims   merge by name
-//     hostAliases by ip, topologySpreadConstraints by topologyKey
-//     tolerations, affinity terms, readinessGates        replace (no tag)
-//   Pod status: conditions by type, podIPs and hostIPs by ip, resourceClaimStatuses by name
-//   Node spec: podCIDRs merge (set); taints replace (no tag)
-//   Node status: conditions by type, addresses by type
-//   Namespace status, DaemonSet status: conditions by type
-//
-// Each struct type is a table sorted by field name; a lookup is a binary search over a handful
-// of entries.
+// The patch metadata of the kinds we serve is upstream's schema (api/schema.h): each field's
+// `x-kubernetes-patch-strategy` (merge, retainKeys) and `x-kubernetes-patch-merge-key`, the
+// `patchStrategy` / `patchMergeKey` tags of k8s.io/api. A list with no strategy is replaced (as
+// taints and tolerations are), a map merges recursively.
 
-struct SmpType;
-
-struct SmpField {
-  std::string_view name;
-  bool merge;                  // patchStrategy "merge" on a list
-  std::string_view merge_key;  // empty: a list of primitives (or not a list)
-  const SmpType* type;         // the field's type, or the list's element type; may be null
-};
-
-struct SmpType {
-  std::span<const SmpField> fields;
-};
+using SmpType = SchemaType;
+using SmpField = SchemaField;
 
 const SmpField* LookupField(const SmpType* type, std::string_view name) {
-  if (type == nullptr) return nullptr;
-  auto it = std::lower_bound(type->fields.begin(), type->fields.end(), name,
-                             [](const SmpField& f, std::string_view n) { return f.name < n; });
-  return it != type->fields.end() && it->name == name ? &*it : nullptr;
+  return type == nullptr ? nullptr : type->FindField(name);
 }
 
-constexpr SmpField kContainerFields[] = {
-    {"env", true, "name", nullptr},
-    {"ports", true, "containerPort", nullptr},
-    {"volumeDevices", true, "devicePath", nullptr},
-    {"volumeMounts", true, "mountPath", nullptr},
-};
-constexpr SmpType kContainer{kContainerFields};
+// The struct a field leads to: its own type, or its list's items' or its map's values' type.
+const SmpType* StructOf(const SmpField* field) {
+  if (field == nullptr) return nullptr;
+  const ValueSchema* v = field->value;
+  if (v != nullptr && v->kind != ValueKind::kObject && v->element != nullptr) v = v->element;
+  return v != nullptr && v->kind == ValueKind::kObject ? v->type : nullptr;
+}
 
-constexpr SmpField kPodSpecFields[] = {
-    {"containers", true, "name", &kContainer},
-    {"ephemeralContainers", true, "name", &kContainer},
-    {"hostAliases", true, "ip", nullptr},
-    {"imagePullSecrets", true, "name", nullptr},
-    {"initContainers", true, "name", &kContainer},
-    {"resourceClaims", true, "name", nullptr},
-    {"schedulingGates", true, "name", nullptr},
-    {"topologySpreadConstraints", true, "topologyKey", nullptr},
-    {"volumes", true, "name", nullptr},
-};
-constexpr SmpType kPodSpec{kPodSpecFields};
-
-constexpr SmpField kPodStatusFields[] = {
-    {"conditions", true, "type", nullptr},
-    {"hostIPs", true, "ip", nullptr},
-    {"podIPs", true, "ip", nullptr},
-    {"resourceClaimStatuses", true, "name", nullptr},
-};
-constexpr SmpType kPodStatus{kPodStatusFields};
-
-constexpr SmpField kObjectMetaFields[] = {
-    {"finalizers", true, "", nullptr},
-    {"ownerReferences", true, "uid", nullptr},
-};
-constexpr SmpType kObjectMeta{kObjectMetaFields};
-
-constexpr SmpField kPodFields[] = {
-    {"metadata", false, "", &kObjectMeta},
-    {"spec", false, "", &kPodSpec},
-    {"status", false, "", &kPodStatus},
-};
-constexpr SmpType kPod{kPodFields};
-
-constexpr SmpField kNodeSpecFields[] = {
-    {"podCIDRs", true, "", nullptr},
-};
-constexpr SmpType kNodeSpec{kNodeSpecFields};
-
-constexpr SmpField kNodeStatusFields[] = {
-    {"addresses", true, "type", nullptr},
-    {"conditions", true, "type", nullptr},
-};
-constexpr SmpType kNodeStatus{kNodeStatusFields};
-
-constexpr SmpField kNodeFields[] = {
-    {"metadata", false, "", &kObjectMeta},
-    {"spec", false, "", &kNodeSpec},
-    {"status", false, "", &kNodeStatus},
-};
-constexpr SmpType kNode{kNodeFields};
-
-constexpr SmpField kConditionsStatusFields[] = {
-    {"conditions", true, "type", nullptr},
-};
-constexpr SmpType kConditionsStatus{kConditionsStatusFields};
-
-constexpr SmpField kNamespaceFields[] = {
-    {"metadata", false, "", &kObjectMeta},
-    {"status", false, "", &kConditionsStatus},
-};
-constexpr SmpType kNamespace{kNamespaceFields};
-
-constexpr SmpField kPodTemplateSpecFields[] = {
-    {"metadata", false, "", &kObjectMeta},
-    {"spec", false, "", &kPodSpec},
-};
-constexpr SmpType kPodTemplateSpec{kPodTemplateSpecFields};
-
-constexpr SmpField kDaemonSetSpecFields[] = {
-    {"template", false, "", &kPodTemplateSpec},
-};
-constexpr SmpType kDaemonSetSpec{kDaemonSetSpecFields};
-
-constexpr SmpField kDaemonSetFields[] = {
-    {"metadata", false, "", &kObjectMeta},
-    {"spec", false, "", &kDaemonSetSpec},
-    {"status", false, "", &kConditionsStatus},
-};
-constexpr SmpType kDaemonSet{kDaemonSetFields};
-
-constexpr SmpField kMetadataOnlyFields[] = {
-    {"metadata", false, "", &kObjectMeta},
-};
-constexpr SmpType kMetadataOnly{kMetadataOnlyFields};
-
-struct KindSchema {
-  std::string_view kind;
-  const SmpType* type;
-};
-
-constexpr KindSchema kKindSchemas[] = {
-    {"DaemonSet", &kDaemonSet},        {"Event", &kMetadataOnly}, {"Lease", &kMetadataOnly},
-    {"Namespace", &kNamespace},        {"Node", &kNode},          {"Pod", &kPod},
-    {"PriorityClass", &kMetadataOnly},
-};
-
+// The served kind named `kind` (each kind name is served once, in one group and version).
 const SmpType* KindType(std::string_view kind) {
-  for (const KindSchema& k : kKindSchemas) {
-    if (k.kind == kind) return k.type;
+  for (const SchemaType& t : ServedSchema().types()) {
+    for (const GroupVersionKind& gvk : t.group_version_kinds) {
+      if (gvk.kind == kind) return &t;
+    }
   }
   return nullptr;
 }
@@ -824,9 +703,9 @@ class StrategicMerger {
         continue;
       }
       const SmpField* field = LookupField(type, key);
-      const SmpType* field_type = field ? field->type : nullptr;
-      bool merge_list = field != nullptr && field->merge;
-      std::string_view merge_key = field ? field->merge_key : std::string_view();
+      const SmpType* field_type = StructOf(field);
+      bool merge_list = field != nullptr && field->patch_merge;
+      std::string_view merge_key = field ? field->patch_merge_key : std::string_view();
 
       if (at < 0) {
         if (delete_list) {
@@ -1028,9 +907,9 @@ class StrategicMerger {
       if (patch_list != nullptr && !patch_list->IsArray())
         return ErrBadArgType("slice", *patch_list);
       const SmpField* field = LookupField(type, list_key);
-      bool merge_list = field != nullptr && field->merge;
-      std::string_view merge_key = field ? field->merge_key : std::string_view();
-      const SmpType* elem_type = field ? field->type : nullptr;
+      bool merge_list = field != nullptr && field->patch_merge;
+      std::string_view merge_key = field ? field->patch_merge_key : std::string_view();
+      const SmpType* elem_type = StructOf(field);
       if (SmpStatus s = ValidateSetOrder(patch_list, order, merge_key)) return s;
       if (live == nullptr && patch_list == nullptr) continue;
       handled.emplace_back(list_key);

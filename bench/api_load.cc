@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -129,10 +130,28 @@ double CpuSeconds() {
 struct Url {
   std::string host = "127.0.0.1";
   int port = 0;
+  bool tls = false;  // https://: TLS with the client certificate of --pki (TlsClient)
 };
+
+// The TLS client every https:// connection uses: it trusts DIR/ca.crt and presents
+// DIR/admin.crt (a kubetaint data dir's pki/), as the kubeconfig serve writes does.
+SSL_CTX* g_tls = nullptr;
+
+void InitTls(const std::string& pki) {
+  if (pki.empty()) Die("an https:// --url needs --pki DIR (a data dir's pki/)");
+  g_tls = SSL_CTX_new(TLS_client_method());
+  if (SSL_CTX_load_verify_locations(g_tls, (pki + "/ca.crt").c_str(), nullptr) != 1 ||
+      SSL_CTX_use_certificate_file(g_tls, (pki + "/admin.crt").c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_use_PrivateKey_file(g_tls, (pki + "/admin.key").c_str(), SSL_FILETYPE_PEM) != 1) {
+    Die("--pki " + pki + ": cannot load ca.crt, admin.crt and admin.key");
+  }
+  SSL_CTX_set_verify(g_tls, SSL_VERIFY_PEER, nullptr);
+}
 
 Url ParseUrl(const std::string& url) {
   std::string_view s = url;
+  const bool tls = s.starts_with("https://");
+  if (tls) s.remove_prefix(8);
   if (s.starts_with("http://")) s.remove_prefix(7);
   while (!s.empty() && s.back() == '/') s.remove_suffix(1);
   const size_t colon = s.rfind(':');
@@ -141,6 +160,8 @@ Url ParseUrl(const std::string& url) {
   u.host = std::string(s.substr(0, colon));
   u.port = std::atoi(std::string(s.substr(colon + 1)).c_str());
   if (u.port <= 0) Die("--url must be http://HOST:PORT, got " + url);
+  u.tls = tls;
+  if (tls && g_tls == nullptr) Die("an https:// --url needs --pki DIR (a data dir's pki/)");
   return u;
 }
 
@@ -194,10 +215,21 @@ class HttpConn {
       Close();
       return false;
     }
+    if (url.tls) {
+      ssl_ = SSL_new(g_tls);
+      SSL_set1_host(ssl_, url.host.c_str());
+      SSL_set_fd(ssl_, fd_);
+      if (SSL_connect(ssl_) != 1) {
+        Close();
+        return false;
+      }
+    }
     buf_.clear();
     return true;
   }
   void Close() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
+    ssl_ = nullptr;
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
@@ -206,7 +238,8 @@ class HttpConn {
 
   bool Send(std::string_view data) {
     while (!data.empty()) {
-      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      ssize_t n = ssl_ != nullptr ? SSL_write(ssl_, data.data(), static_cast<int>(data.size()))
+                                  : ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
       data.remove_prefix(static_cast<size_t>(n));
@@ -237,8 +270,8 @@ class HttpConn {
   bool ReadMore() {
     char tmp[65536];
     for (;;) {
-      ssize_t n = ::recv(fd_, tmp, sizeof(tmp), 0);
-      if (n < 0 && errno == EINTR) continue;
+      ssize_t n = ssl_ != nullptr ? SSL_read(ssl_, tmp, sizeof(tmp)) : ::recv(fd_, tmp, sizeof(tmp), 0);
+      if (n < 0 && errno == EINTR && ssl_ == nullptr) continue;
       if (n <= 0) return false;
       buf_.append(tmp, static_cast<size_t>(n));
       return true;
@@ -307,6 +340,7 @@ class HttpConn {
   }
 
   int fd_ = -1;
+  SSL* ssl_ = nullptr;  // https://
   std::string buf_;
   bool close_after_ = false;
 };
@@ -1937,6 +1971,8 @@ void Usage() {
       "                outage\n"
       "       [--flag value]...\n"
       "  common: --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 [--pid SERVER_PID]\n"
+      "          (an https:// --url needs --pki DIR: a data dir's pki/, for its CA and admin\n"
+      "          certificate)\n"
       "  populate: --conns 16 --segments 10        create: --pods 15000 --runs 2\n"
       "  get|list|patch: --conns 1,16 --seconds 4 --runs 3\n"
       "  watch: --watchers 100 --events 20 --resource pods|nodes\n"
@@ -1967,6 +2003,7 @@ int main(int argc, char** argv) {
     f.values[a.substr(2)] = argv[++i];
   }
   g_server_pid = static_cast<pid_t>(f.Int("pid", 0));
+  if (f.Get("url", "").starts_with("https://")) InitTls(f.Get("pki", ""));
   if (cmd == "populate") return CmdPopulate(f);
   if (cmd == "create") return CmdCreate(f);
   if (cmd == "get") return CmdGet(f);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# What TLS costs the API server: the same load over HTTPS (the kubeconfig's way in: TLS 1.3,
+# ECDSA P-256, the admin client certificate) and over plain HTTP (--insecure-port), against ONE
+# server on SQLite, alternating plain and TLS runs so that machine noise hits both alike:
+#   (tls-f) pod creates/s from 16 keep-alive connections (~2.6 KB pods, strict field validation
+#           on, as kubectl sends it)
+#   (tls-c) single GET p99, 1 and 16 connections
+#   (tls-e) node taint PATCH (strategic merge) p99, 1 and 16 connections
+# Target: TLS costs <= 15 % of the create rate.
+#
+#   bench/tls_cost.sh [BUILD_DIR]                 NODES=500 PODS=20000 RUNS=3 SECS=3
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${1:-build}
+NODES=${NODES:-500}
+PODS=${PODS:-20000}
+RUNS=${RUNS:-3}
+SECS=${SECS:-3}
+BIN=${BIN:-$BUILD/kubetaint}
+LOAD=$BUILD/bench/api_load
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  cmake --build "$BUILD" --target kubetaint api_load >/dev/null
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-tls-cost.XXXXXX")
+DATA=$TMP/data
+# shellcheck source=bench/server.sh
+source bench/server.sh
+cleanup() {
+  stop_server
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+start_server "$BIN" "$DATA" "$TMP/server" "${NO_KUBELETS[@]}"
+PLAIN=$URL
+TLS=$(grep -o 'https://127.0.0.1:[0-9]*' "$TMP/server.out" | head -1)
+PKI=$DATA/pki
+load() {  # URL ARGS...
+  local url=$1
+  shift
+  timeout 600 "$LOAD" "$@" --url "$url" --pki "$PKI" --nodes "$NODES" --pid "$SERVER_PID"
+}
+echo "== one server, SQLite, $(nproc) cores; plain $PLAIN, TLS $TLS"
+load "$PLAIN" populate --pods "$PODS" --conns 16 --segments 4 | tail -1
+
+tag() { sed "s/^/[$1] /"; }
+for run in $(seq 1 "$RUNS"); do
+  for mode in plain tls; do
+    url=$PLAIN
+    [ "$mode" = tls ] && url=$TLS
+    load "$url" create --pods 5000 --runs 1 --ns-prefix "$mode-$run" | grep '^(f)' | tag "$mode"
+  done
+done
+for mode in plain tls; do
+  url=$PLAIN
+  [ "$mode" = tls ] && url=$TLS
+  load "$url" get --pods "$PODS" --conns 1,16 --seconds "$SECS" --runs "$RUNS" | grep 'median' | tag "$mode"
+  load "$url" patch --conns 1,16 --seconds "$SECS" --runs "$RUNS" | grep 'median' | tag "$mode"
+done

@@ -10,9 +10,14 @@ packages=(
   python3
 )
 if [ "${KUBETAINT_WITH_KUBECTL:-0}" = 1 ]; then
-  # The end-to-end tests' clients: kubectl (when none is on PATH) and Debian's Python client.
+  # The end-to-end tests' clients: kubectl (when none is on PATH), Debian's Python client, and
+  # Node.js with npm for the JavaScript client (which npm installs from the registry): Debian's
+  # nodejs and npm when no node or npm is on PATH, so that a Node.js installed otherwise (one
+  # whose package bundles npm) is left alone.
   command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
   packages+=(python3-kubernetes)
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 missing=()

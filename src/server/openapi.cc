@@ -17,6 +17,7 @@
 
 #include "api/schema.h"
 #include "core/version.h"
+#include "server/internal/openapi_v2_proto.h"
 
 namespace kt::server {
 
@@ -30,6 +31,10 @@ constexpr std::string_view kParametersPrefix = "#/parameters/";
 constexpr std::string_view kSchemasPrefix = "#/components/schemas/";
 
 constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kV2ProtobufDeprecated =
+    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+constexpr std::string_view kV2Protobuf =
+    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 std::string_view View(const Value& v) {
   return std::string_view(v.GetString(), v.GetStringLength());
@@ -593,6 +598,9 @@ Result<std::unique_ptr<const OpenApi>> OpenApi::Build(std::string_view swagger_j
 
   std::string v2 = WriteV2Json(doc);
   std::string etag = Sha512Hex(v2);
+  Result<std::string> proto = internal::EncodeOpenApiV2Protobuf(doc);
+  if (!proto) return Err(proto.error());
+  openapi->v2_protobuf_ = Encoded(std::move(*proto), etag);  // the JSON's ETag, as upstream
   openapi->v2_json_ = Encoded(std::move(v2), std::move(etag));
 
   std::map<std::string, std::vector<const Value*>> by_group_version;
@@ -647,8 +655,9 @@ size_t OpenApi::MemoryBytes() const {
   auto document = [](const OpenApiDocument& d) {
     return sizeof(std::string) + d.body->capacity() + d.etag.capacity();
   };
-  size_t bytes = sizeof(OpenApi) + document(v2_json_) + sizeof(std::string) +
-                 v3_index_->capacity() + v3_.capacity() * sizeof(GroupVersion);
+  size_t bytes = sizeof(OpenApi) + document(v2_json_) + document(v2_protobuf_) +
+                 sizeof(std::string) + v3_index_->capacity() +
+                 v3_.capacity() * sizeof(GroupVersion);
   for (const GroupVersion& gv : v3_) bytes += gv.path.capacity() + document(gv.document);
   return bytes;
 }
@@ -687,8 +696,9 @@ OpenApiResponse ServeOpenApi(const OpenApi& openapi, const OpenApiRequest& reque
   OpenApiResponse r;
   const std::string_view path = request.path;
   if (path == "/openapi/v2") {
-    // kube-openapi pkg/handler; its protobuf forms are not served.
-    static constexpr std::array<std::string_view, 1> kOffered = {kJson};
+    // kube-openapi pkg/handler: JSON, or protobuf under either name.
+    static constexpr std::array<std::string_view, 3> kOffered = {kJson, kV2ProtobufDeprecated,
+                                                                 kV2Protobuf};
     r.headers.push_back({"Vary", "Accept"});
     const size_t pick = NegotiateOpenApi(request.accept, kOffered);
     if (pick == kOffered.size()) {
@@ -696,8 +706,8 @@ OpenApiResponse ServeOpenApi(const OpenApi& openapi, const OpenApiRequest& reque
       r.body = EmptyBody();
       return r;
     }
-    const OpenApiDocument& doc = openapi.V2Json();
-    r.content_type = kJson;
+    const OpenApiDocument& doc = pick == 0 ? openapi.V2Json() : openapi.V2Protobuf();
+    r.content_type = pick == 0 ? kJson : kV2Protobuf;
     r.headers.push_back({"Etag", Quote(doc.etag)});
     ServeContent(openapi, request, doc.body, Quote(doc.etag), &r);
     return r;

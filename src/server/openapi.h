@@ -1,7 +1,7 @@
 // OpenAPI v2 (/openapi/v2) and v3 (/openapi/v3, /openapi/v3/<group-version>) as kube-apiserver
-// 1.35 serves them, for what kubetaint serves: what `kubectl explain` reads (v3), and what `kubectl
-// create/apply -f` look at before they trust the server with field validation (kubectl-protocol.md
-// §3).
+// 1.35 serves them, for what kubetaint serves: what `kubectl explain` reads (v3; v2 with
+// --output=plaintext-openapiv2), and what `kubectl create/apply -f` look at before they trust the
+// server with field validation (kubectl-protocol.md §3).
 //
 //   const OpenApi& openapi = ServedOpenApi();  // built once, from the embedded schema
 //   OpenApiResponse r = ServeOpenApi(openapi, {.path = "/openapi/v3/api/v1",
@@ -14,7 +14,9 @@
 // of the served resources (third_party/kubernetes-openapi/served-schema.json: upstream's
 // `paths`, `parameters` and `definitions` of those resources, made by generate.py there).
 // * v2: that swagger 2.0 document, `info.version` the server's (apiserver completeOpenAPI:
-//   the gitVersion up to its first "-"), as JSON.
+//   the gitVersion up to its first "-"), as JSON or as the protobuf of gnostic's
+//   openapi_v2.Document (github.com/google/gnostic-models openapiv2/OpenAPIv2.proto), the
+//   only form kubectl asks for (`kubectl explain --output=plaintext-openapiv2`).
 // * v3: one document per group version, `openapi: 3.0.0`, made from the v2 paths of that group
 //   version the way kube-openapi converts (pkg/openapiconv/convert.go ConvertV2ToV3) with what a
 //   real server's builder (pkg/builder3) does differently: shared `#/parameters/` are inlined,
@@ -36,19 +38,19 @@
 // HTTP, as upstream answers (kube-openapi pkg/handler/handler.go for v2, pkg/handler3/handler.go
 // for a group version, kube-aggregator pkg/controllers/openapiv3/aggregator/aggregator.go for the
 // v3 index and unknown group versions; net/http ServeContent for the rest):
-// * ETag: `"<upper-case hex SHA-512 of the JSON bytes>"`; a matching If-None-Match answers
-//   304. Last-Modified: when the documents were built.
+// * ETag: `"<upper-case hex SHA-512 of the JSON bytes>"`, the same for the protobuf form; a
+//   matching If-None-Match answers 304. Last-Modified: when the documents were built.
 // * Accept (goautoneg order: q, then specific before wildcard, else as sent; q=0 is not
-//   special): v2 and v3 take application/json. Nothing acceptable: 406 with an empty body, as
-//   upstream answers a type it does not serve. `Vary: Accept` on both.
+//   special): v2 takes application/json, application/com.github.proto-openapi.spec.v2@v1.0+protobuf
+//   and ...spec.v2.v1.0+protobuf (both answered as `...v2.v1.0+protobuf`); v3 takes
+//   application/json. Nothing acceptable: 406 with an empty body. `Vary: Accept` on both.
 // * A group version requested with `?hash=`: the current hash adds `Cache-Control: public,
 //   immutable` and `Expires` (a year on); another hash is a 301 to the current URL.
 // * The index: `Content-Type: text/plain; charset=utf-8` (the aggregator sets none and Go sniffs
 //   the JSON as text), no ETag. An unknown group version: 404 with an empty body.
 //
-// Not done: v2 and v3 in protobuf (application/com.github.proto-openapi.spec.v2@v1.0+protobuf
-// and the like: 406 here; kubectl reads v3 as JSON, and v2, which it asks for in protobuf only,
-// just for --output=plaintext-openapiv2), gzip of /openapi/v2, If-Modified-Since, Range.
+// Not done: v3 in protobuf (application/com.github.proto-openapi.spec.v3...: 406 here; kubectl
+// reads v3 as JSON), gzip of /openapi/v2, If-Modified-Since, Range.
 //
 // Thread safety: an OpenApi is immutable once built; ServedOpenApi() and ServeOpenApi() may be
 // called from any thread.
@@ -77,11 +79,13 @@ class OpenApi {
  public:
   // Builds every document from a swagger 2.0 document such as served-schema.json; `version` is
   // the server's gitVersion, whose part before any "-" becomes info.version. kBadRequest for
-  // malformed JSON, a dangling `$ref`, or a path outside /api/v1 and /apis/<group>/<version>.
+  // malformed JSON, a dangling `$ref`, a path outside /api/v1 and /apis/<group>/<version>, or
+  // a member the v2 protobuf has no field for (internal/openapi_v2_proto.h).
   static Result<std::unique_ptr<const OpenApi>> Build(std::string_view swagger_json,
                                                       std::string_view version);
 
   const OpenApiDocument& V2Json() const { return v2_json_; }
+  const OpenApiDocument& V2Protobuf() const { return v2_protobuf_; }
   // GET /openapi/v3.
   const Body& V3Index() const { return v3_index_; }
   // GET /openapi/v3/<path>, path "api/v1" or "apis/apps/v1"; nullptr for one not served.
@@ -101,6 +105,7 @@ class OpenApi {
     OpenApiDocument document;
   };
   OpenApiDocument v2_json_;
+  OpenApiDocument v2_protobuf_;
   Body v3_index_;
   std::vector<GroupVersion> v3_;  // sorted by path
   std::chrono::system_clock::time_point built_at_;

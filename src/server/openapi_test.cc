@@ -442,6 +442,7 @@ TEST(OpenApiV2Test, JsonIsUpstreamsDocumentOfWhatIsServed) {
   EXPECT_EQ(Str(v2["definitions"]["io.k8s.api.core.v1.Pod"]["properties"]["spec"]["$ref"]),
             "#/definitions/io.k8s.api.core.v1.PodSpec");
   EXPECT_EQ(openapi.V2Json().etag.size(), 128u);  // SHA-512, hex
+  EXPECT_EQ(openapi.V2Protobuf().etag, openapi.V2Json().etag);
   for (const auto& d : v2["definitions"].GetObject()) {
     EXPECT_TRUE(d.value.HasMember("description")) << Str(d.name);
     if (!d.value.HasMember("properties")) continue;
@@ -450,6 +451,104 @@ TEST(OpenApiV2Test, JsonIsUpstreamsDocumentOfWhatIsServed) {
       if (Str(d.name) == "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent") continue;
       EXPECT_TRUE(p.value.HasMember("description")) << Str(d.name) << "." << Str(p.name);
     }
+  }
+}
+
+// A protobuf message, read just enough to check the encoding: each field's values in order.
+struct Fields {
+  std::vector<std::pair<int, std::string_view>> bytes;  // length-delimited
+  std::vector<std::pair<int, uint64_t>> varints;
+
+  explicit Fields(std::string_view in) {
+    auto varint = [&in]() {
+      uint64_t v = 0;
+      for (int shift = 0; !in.empty(); shift += 7) {
+        const auto b = static_cast<unsigned char>(in.front());
+        in.remove_prefix(1);
+        v |= static_cast<uint64_t>(b & 0x7F) << shift;
+        if (b < 0x80) break;
+      }
+      return v;
+    };
+    while (!in.empty()) {
+      const uint64_t tag = varint();
+      const int field = static_cast<int>(tag >> 3);
+      if ((tag & 7) == 0) {
+        varints.emplace_back(field, varint());
+      } else if ((tag & 7) == 2) {
+        const uint64_t n = varint();
+        bytes.emplace_back(field, in.substr(0, n));
+        in.remove_prefix(std::min<uint64_t>(n, in.size()));
+      } else {
+        ADD_FAILURE() << "wire type " << (tag & 7);
+        return;
+      }
+    }
+  }
+  std::vector<std::string_view> All(int field) const {
+    std::vector<std::string_view> out;
+    for (const auto& [f, v] : bytes) {
+      if (f == field) out.push_back(v);
+    }
+    return out;
+  }
+  std::string_view One(int field) const {
+    std::vector<std::string_view> all = All(field);
+    EXPECT_EQ(all.size(), 1u) << "field " << field;
+    return all.empty() ? std::string_view() : all[0];
+  }
+};
+
+TEST(OpenApiV2Test, ProtobufIsGnosticsDocument) {
+  const OpenApi& openapi = ServedOpenApi();
+  rapidjson::Document json = Parse(*openapi.V2Json().body);
+  const Fields doc(*openapi.V2Protobuf().body);
+  EXPECT_EQ(doc.One(1), "2.0");                                              // swagger
+  EXPECT_EQ(Fields(doc.One(2)).One(1), "Kubernetes");                        // info.title
+  EXPECT_EQ(Fields(doc.One(8)).All(2).size(), json["paths"].MemberCount());  // paths.path
+  const Fields definitions(doc.One(9));
+  EXPECT_EQ(definitions.All(1).size(), json["definitions"].MemberCount());
+  // definitions: NamedSchema{name = 1, value = 2}; find Pod and its GVK extension.
+  bool found = false;
+  for (std::string_view named : definitions.All(1)) {
+    const Fields n(named);
+    if (n.One(1) != "io.k8s.api.core.v1.Pod") continue;
+    found = true;
+    const Fields pod(n.One(2));
+    EXPECT_TRUE(pod.One(4).starts_with("Pod is a collection of containers"));  // description
+    EXPECT_EQ(Fields(pod.One(22)).One(1), "object");                           // type
+    const Fields extension(pod.One(31));  // vendor_extension: NamedAny
+    EXPECT_EQ(extension.One(1), "x-kubernetes-group-version-kind");
+    EXPECT_EQ(Fields(extension.One(2)).One(2), R"([{"group":"","kind":"Pod","version":"v1"}])");
+    // properties: NamedSchema spec → $ref.
+    for (std::string_view prop : Fields(pod.One(25)).All(1)) {
+      const Fields p(prop);
+      if (p.One(1) == "spec") {
+        EXPECT_EQ(Fields(p.One(2)).One(1), "#/definitions/io.k8s.api.core.v1.PodSpec");
+      }
+    }
+  }
+  EXPECT_TRUE(found);
+  // The PATCH of a pod: a JsonReference body, query parameters as NonBodyParameter.query.
+  for (std::string_view named : Fields(doc.One(8)).All(2)) {
+    const Fields n(named);
+    if (n.One(1) != "/api/v1/namespaces/{namespace}/pods/{name}") continue;
+    const Fields patch(Fields(n.One(2)).One(8));
+    EXPECT_EQ(patch.One(5), "patchCoreV1NamespacedPod");
+    std::vector<std::string_view> kinds;
+    for (std::string_view item : patch.All(8)) {
+      const Fields i(item);
+      if (!i.All(2).empty()) {
+        kinds.push_back(Fields(i.One(2)).One(1));  // json_reference._ref
+      } else {
+        const Fields non_body(Fields(i.One(1)).One(2));
+        kinds.push_back(Fields(non_body.One(3)).One(4));  // query sub-schema name
+      }
+    }
+    EXPECT_EQ(kinds,
+              (std::vector<std::string_view>{"#/parameters/body-78PwaGsr", "dryRun",
+                                             "#/parameters/fieldManager-7c6nTn1T",
+                                             "fieldValidation", "#/parameters/force-tOGGb0Yi"}));
   }
 }
 
@@ -502,12 +601,12 @@ TEST(OpenApiTest, ServesAsKubeApiserver) {
     std::vector<std::pair<std::string, std::string>> headers;  // name → value, "<none>": absent
   };
   const Case cases[] = {
-      {"v2 in protobuf, as kubectl asks",
+      {"v2 as kubectl asks",
        {.path = "/openapi/v2",
         .accept = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
-       406,
-       "",
-       {{"Vary", "Accept"}, {"Etag", "<none>"}}},
+       200,
+       "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+       {{"Vary", "Accept"}, {"Etag", Quoted(openapi.V2Json().etag)}}},
       {"v2 JSON",
        {.path = "/openapi/v2", .accept = "application/json"},
        200,
@@ -590,6 +689,9 @@ TEST(OpenApiTest, BuildRejectsWhatItCannotServe) {
        "openapi: dangling $ref #/parameters/p"},
       {R"({"definitions":{},"paths":{"/healthz":{}}})",
        "openapi: path /healthz is in no group version"},
+      {R"({"definitions":{},"paths":{"/api/v1/x":{"get":{"parameters":[{"name":"a","in":"cookie",
+          "type":"string"}],"responses":{}}}}})",
+       "openapi v2 protobuf: /api/v1/x get parameter has `in` cookie, no parameter kind"},
   };
   for (const Case& c : cases) {
     Result<std::unique_ptr<const OpenApi>> built = OpenApi::Build(c.json, "v1.35.0");
@@ -606,8 +708,8 @@ TEST(OpenApiTest, BuildTimeAndMemory) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(built.has_value()) << built.error().message();
   const OpenApi& o = **built;
-  std::printf("openapi: built in %.1f ms, %zu bytes (v2 JSON %zu", ms, o.MemoryBytes(),
-              o.V2Json().body->size());
+  std::printf("openapi: built in %.1f ms, %zu bytes (v2 JSON %zu, v2 protobuf %zu", ms,
+              o.MemoryBytes(), o.V2Json().body->size(), o.V2Protobuf().body->size());
   for (std::string_view gv : o.V3Paths()) {
     std::printf(", %.*s %zu", static_cast<int>(gv.size()), gv.data(), o.V3(gv)->body->size());
   }
@@ -616,7 +718,7 @@ TEST(OpenApiTest, BuildTimeAndMemory) {
   // Deterministic: the same input gives the same bytes, so the hashes in the index hold across
   // restarts and clients keep their caches.
   EXPECT_EQ(o.V3("api/v1")->etag, ServedOpenApi().V3("api/v1")->etag);
-  EXPECT_EQ(*o.V2Json().body, *ServedOpenApi().V2Json().body);
+  EXPECT_EQ(*o.V2Protobuf().body, *ServedOpenApi().V2Protobuf().body);
 }
 
 }  // namespace

@@ -444,12 +444,15 @@ size_t Schema::MemoryBytes() const {
          s.by_kind.capacity() * sizeof(Storage::KindIndex) + s.strings.bytes();
 }
 
+std::string_view ServedSchemaDocument() {
+  return std::string_view(reinterpret_cast<const char*>(internal::kServedSchemaJson),
+                          internal::kServedSchemaJsonSize);
+}
+
 const Schema& ServedSchema() {
   // Never destroyed: threads may still use it while the process exits.
   static const Schema* const schema = [] {
-    Result<std::unique_ptr<const Schema>> parsed =
-        Schema::Parse(std::string_view(reinterpret_cast<const char*>(internal::kServedSchemaJson),
-                                       internal::kServedSchemaJsonSize));
+    Result<std::unique_ptr<const Schema>> parsed = Schema::Parse(ServedSchemaDocument());
     if (!parsed) {
       // The embedded file is checked by the tests; a broken one is a build error.
       std::fprintf(stderr, "embedded served-schema.json: %s\n", parsed.error().message().c_str());

@@ -185,6 +185,11 @@ class Schema {
 // milliseconds) and kept for the life of the process. Thread-safe.
 const Schema& ServedSchema();
 
+// The embedded document itself, served-schema.json's bytes: besides the definitions, the
+// upstream `paths` and `parameters` of the served resources, from which the API server makes
+// its OpenAPI documents (server/openapi.h).
+std::string_view ServedSchemaDocument();
+
 // --- Field validation ------------------------------------------------------------------------
 
 // metav1.FieldValidation{Ignore,Warn,Strict}.

@@ -481,7 +481,11 @@ struct ApiServer::Request {
 
 ApiServer::ApiServer(Registry* registry, const DiscoveryOptions& discovery,
                      Authentication authentication)
-    : registry_(registry), discovery_(discovery), authentication_(std::move(authentication)) {}
+    : registry_(registry),
+      discovery_(discovery),
+      // Built here, once, so that no request pays for it.
+      openapi_(ServedOpenApi()),
+      authentication_(std::move(authentication)) {}
 
 ApiServer::~ApiServer() = default;
 
@@ -1057,13 +1061,18 @@ bool ApiServer::ServeStatic(const HttpRequest& request, HttpResponder& responder
     return respond(*doc);
   }
   if (!segs.empty() && segs[0] == "openapi") {
-    if (segs.size() == 2 && segs[1] == "v3") return respond(discovery_.OpenApiIndex());
-    if (segs.size() >= 3 && segs[1] == "v3") {
-      std::string rest = segs[2];
-      for (size_t i = 3; i < segs.size(); ++i) rest.append("/").append(segs[i]);
-      if (const SharedJson* doc = discovery_.OpenApiDocument(rest)) return respond(*doc);
+    const std::string hash(query.Get("hash"));
+    OpenApiResponse answer =
+        ServeOpenApi(openapi_, {.path = path,
+                                .hash = hash,
+                                .accept = accept,
+                                .if_none_match = request.Header("If-None-Match")});
+    if (answer.status == 0) {
+      RespondError(responder, NotFoundResource());
+      return true;
     }
-    RespondError(responder, NotFoundResource());
+    responder.Respond(answer.status, answer.content_type, std::move(answer.body),
+                      std::move(answer.headers));
     return true;
   }
   for (HealthEndpoint endpoint :

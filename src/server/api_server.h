@@ -14,6 +14,7 @@
 #include "server/authn.h"
 #include "server/discovery.h"
 #include "server/http.h"
+#include "server/openapi.h"
 #include "server/registry.h"
 #include "server/timer_queue.h"
 
@@ -56,6 +57,7 @@ class ApiServer : public HttpHandler {
 
   Registry* registry_;
   Discovery discovery_;
+  const OpenApi& openapi_;
   TimerQueue timers_;
   const Authentication authentication_;
 };

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
-#include <optional>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -350,194 +348,6 @@ std::vector<MediaRange> ParseAccept(std::string_view accept) {
   return out;
 }
 
-// --- OpenAPI v3 ----------------------------------------------------------------------------------
-
-// "Core", "Apps", "Coordination", "Scheduling": the group part of upstream operation ids.
-std::string OperationGroup(std::string_view group) {
-  std::string_view first = group.empty() ? "core" : group.substr(0, group.find('.'));
-  std::string out(first);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
-  return out;
-}
-
-std::string Capitalize(std::string_view s) {
-  std::string out(s);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
-  return out;
-}
-
-void WritePathParameter(JsonWriter& w, std::string_view name, std::string_view description) {
-  w.StartObject();
-  Put(w, "name");
-  Put(w, name);
-  Put(w, "in");
-  Put(w, "path");
-  Put(w, "description");
-  Put(w, description);
-  Put(w, "required");
-  w.Bool(true);
-  Put(w, "schema");
-  w.StartObject();
-  Put(w, "type");
-  Put(w, "string");
-  Put(w, "uniqueItems");
-  w.Bool(true);
-  w.EndObject();
-  w.EndObject();
-}
-
-void WriteQueryParameter(JsonWriter& w, std::string_view name, std::string_view type,
-                         std::string_view description) {
-  w.StartObject();
-  Put(w, "name");
-  Put(w, name);
-  Put(w, "in");
-  Put(w, "query");
-  Put(w, "description");
-  Put(w, description);
-  Put(w, "schema");
-  w.StartObject();
-  Put(w, "type");
-  Put(w, type);
-  Put(w, "uniqueItems");
-  w.Bool(true);
-  w.EndObject();
-  w.EndObject();
-}
-
-constexpr std::string_view kDryRunDoc =
-    "When present, indicates that modifications should not be persisted. An invalid or "
-    "unrecognized dryRun directive will result in an error response and no further processing "
-    "of the request. Valid values are: - All: all dry run stages will be processed";
-constexpr std::string_view kFieldManagerDoc =
-    "fieldManager is a name associated with the actor or entity that is making these changes. "
-    "The value must be less than or 128 characters long, and only contain printable characters, "
-    "as defined by https://golang.org/pkg/unicode/#IsPrint.";
-constexpr std::string_view kFieldValidationDoc =
-    "fieldValidation instructs the server on how to handle objects in the request "
-    "(POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: - Ignore: This "
-    "will ignore any unknown fields that are silently dropped from the object, and will ignore "
-    "all but the last duplicate field that the decoder encounters. - Warn: This will send a "
-    "warning via the standard warning response header for each unknown field that is dropped "
-    "from the object, and for each duplicate field that is encountered. - Strict: This will fail "
-    "the request with a BadRequest error if any unknown fields would be dropped from the object, "
-    "or if there are any duplicate fields present.";
-constexpr std::string_view kForceDoc =
-    "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields "
-    "owned by other people. Force flag must be unset for non-apply patch requests.";
-
-struct Operation {
-  std::string_view method;  // "post", "patch"
-  std::string_view action;  // x-kubernetes-action: "post", "patch"
-  std::string operation_id;
-  std::string description;
-  std::string tag;
-  std::string_view group, version, kind;  // x-kubernetes-group-version-kind
-};
-
-void WriteOperation(JsonWriter& w, const Operation& op) {
-  Put(w, op.method);
-  w.StartObject();
-  Put(w, "tags");
-  w.StartArray();
-  Put(w, op.tag);
-  w.EndArray();
-  Put(w, "description");
-  Put(w, op.description);
-  Put(w, "operationId");
-  Put(w, op.operation_id);
-  Put(w, "parameters");
-  w.StartArray();
-  WriteQueryParameter(w, "dryRun", "string", kDryRunDoc);
-  WriteQueryParameter(w, "fieldManager", "string", kFieldManagerDoc);
-  WriteQueryParameter(w, "fieldValidation", "string", kFieldValidationDoc);
-  if (op.method == "patch") WriteQueryParameter(w, "force", "boolean", kForceDoc);
-  w.EndArray();
-  Put(w, "requestBody");
-  w.StartObject();
-  Put(w, "content");
-  w.StartObject();
-  // No application/strategic-merge-patch+json: see the header. No apply-patch+yaml: server-side
-  // apply is not served.
-  std::array<std::string_view, 2> patch_types = {"application/json-patch+json",
-                                                 "application/merge-patch+json"};
-  std::array<std::string_view, 1> body_types = {"*/*"};
-  std::span<const std::string_view> types = op.method == "patch"
-                                                ? std::span<const std::string_view>(patch_types)
-                                                : std::span<const std::string_view>(body_types);
-  for (std::string_view type : types) {
-    Put(w, type);
-    w.StartObject();
-    Put(w, "schema");
-    w.StartObject();
-    Put(w, "type");
-    Put(w, "object");
-    w.EndObject();
-    w.EndObject();
-  }
-  w.EndObject();
-  Put(w, "required");
-  w.Bool(true);
-  w.EndObject();
-  Put(w, "responses");
-  w.StartObject();
-  const std::array<std::pair<std::string_view, std::string_view>, 3> responses = {
-      {{"200", "OK"}, {"201", "Created"}, {"401", "Unauthorized"}}};
-  for (const auto& [code, text] : responses) {
-    Put(w, code);
-    w.StartObject();
-    Put(w, "description");
-    Put(w, text);
-    w.EndObject();
-  }
-  w.EndObject();
-  Put(w, "x-kubernetes-action");
-  Put(w, op.action);
-  Put(w, "x-kubernetes-group-version-kind");
-  WriteGvk(w, op.group, op.version, op.kind);
-  w.EndObject();
-}
-
-void WritePath(JsonWriter& w, const std::string& path, bool has_name, bool has_namespace,
-               std::string_view kind, const Operation& op) {
-  Put(w, path);
-  w.StartObject();
-  if (has_name || has_namespace) {
-    Put(w, "parameters");
-    w.StartArray();
-    if (has_name) WritePathParameter(w, "name", "name of the " + std::string(kind));
-    if (has_namespace) {
-      WritePathParameter(w, "namespace",
-                         "object name and auth scope, such as for teams and projects");
-    }
-    w.EndArray();
-  }
-  WriteOperation(w, op);
-  w.EndObject();
-}
-
-// FNV-1a 64, as 16 upper-case hex digits: the `hash` in the OpenAPI index. Upstream uses a
-// SHA-512 of the document; clients only copy the URL, and any change of content changes it.
-std::string ContentHash(std::string_view s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i) {
-    out[static_cast<size_t>(i)] = kHex[h & 0xF];
-    h >>= 4;
-  }
-  return out;
-}
-
-std::string OpenApiPath(GroupVersion gv) {
-  if (gv.group.empty()) return "api/" + std::string(gv.version);
-  return "apis/" + std::string(gv.group) + "/" + std::string(gv.version);
-}
-
 // --- Version -----------------------------------------------------------------------------------
 
 std::string_view CompilerName() {
@@ -755,64 +565,6 @@ std::string AggregatedDiscoveryJson(bool core, DiscoveryFormat format) {
   return Done(buf);
 }
 
-std::string OpenApiV3Json(std::string_view group, std::string_view version) {
-  if (!Serves({group, version})) return {};
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  w.StartObject();
-  Put(w, "openapi");
-  Put(w, "3.0.0");
-  Put(w, "info");
-  w.StartObject();
-  Put(w, "title");
-  Put(w, "Kubernetes");
-  Put(w, "version");
-  Put(w, GitVersion());
-  w.EndObject();
-  Put(w, "paths");
-  w.StartObject();
-  const std::string prefix = group.empty()
-                                 ? "/api/" + std::string(version)
-                                 : "/apis/" + std::string(group) + "/" + std::string(version);
-  const std::string op_group = OperationGroup(group);
-  const std::string tag = std::string(group.empty() ? "core" : group.substr(0, group.find('.'))) +
-                          "_" + std::string(version);
-  for (const ResourceDef& r : kResources) {
-    if (r.group != group || r.version != version) continue;
-    const std::string scope = r.namespaced ? "Namespaced" : "";
-    const std::string collection =
-        prefix + (r.namespaced ? "/namespaces/{namespace}/" : "/") + std::string(r.plural);
-    const std::string item = collection + "/{name}";
-    const std::string id_suffix = op_group + Capitalize(version) + scope + std::string(r.kind);
-    WritePath(w, collection, false, r.namespaced, r.kind,
-              {"post", "post", "create" + id_suffix, "create a " + std::string(r.kind), tag,
-               r.group, r.version, r.kind});
-    WritePath(
-        w, item, true, r.namespaced, r.kind,
-        {"patch", "patch", "patch" + id_suffix,
-         "partially update the specified " + std::string(r.kind), tag, r.group, r.version, r.kind});
-    for (const Subresource& s : r.subresources) {
-      const std::string path = item + "/" + std::string(s.name);
-      const bool creates = s.verbs.size() == 1 && s.verbs[0] == "create";
-      const std::string_view kind = s.kind.empty() ? r.kind : s.kind;
-      const std::string_view kgroup = s.kind.empty() ? r.group : s.group;
-      const std::string_view kversion = s.kind.empty() ? r.version : s.version;
-      WritePath(w, path, true, r.namespaced, r.kind,
-                {creates ? "post" : "patch", creates ? "post" : "patch",
-                 (creates ? "create" : "patch") + id_suffix + Capitalize(s.name),
-                 (creates ? "create " : "partially update ") + std::string(s.name) +
-                     " of the specified " + std::string(r.kind),
-                 tag, kgroup, kversion, kind});
-    }
-  }
-  w.EndObject();
-  Put(w, "components");
-  w.StartObject();
-  w.EndObject();
-  w.EndObject();
-  return Done(buf);
-}
-
 Discovery::Discovery(const DiscoveryOptions& options, const BuildInfo& build) {
   version_ = Share(VersionJson(build));
   api_legacy_ = Share(ApiVersionsJson(options.server_address));
@@ -824,30 +576,10 @@ Discovery::Discovery(const DiscoveryOptions& options, const BuildInfo& build) {
 
   std::vector<GroupVersion> all = {kCore};
   all.insert(all.end(), kNamedGroups.begin(), kNamedGroups.end());
-  rapidjson::StringBuffer index;
-  JsonWriter w(index);
-  w.StartObject();
-  Put(w, "paths");
-  w.StartObject();
   for (GroupVersion gv : all) {
-    GroupVersionDocs docs;
-    docs.group = gv.group;
-    docs.version = gv.version;
-    docs.resource_list = Share(ApiResourceListJson(gv.group, gv.version));
-    docs.openapi_path = OpenApiPath(gv);
-    std::string openapi = OpenApiV3Json(gv.group, gv.version);
-    docs.openapi_hash = ContentHash(openapi);
-    docs.openapi = Share(std::move(openapi));
-    Put(w, docs.openapi_path);
-    w.StartObject();
-    Put(w, "serverRelativeURL");
-    Put(w, "/openapi/v3/" + docs.openapi_path + "?hash=" + docs.openapi_hash);
-    w.EndObject();
-    group_versions_.push_back(std::move(docs));
+    group_versions_.push_back({std::string(gv.group), std::string(gv.version),
+                               Share(ApiResourceListJson(gv.group, gv.version))});
   }
-  w.EndObject();
-  w.EndObject();
-  openapi_index_ = Share(Done(index));
 }
 
 const SharedJson& Discovery::Api(DiscoveryFormat format) const {
@@ -880,20 +612,6 @@ const SharedJson* Discovery::ApiResourceList(std::string_view group,
     if (d.group == group && d.version == version) return &d.resource_list;
   }
   return nullptr;
-}
-
-const SharedJson* Discovery::OpenApiDocument(std::string_view path) const {
-  for (const GroupVersionDocs& d : group_versions_) {
-    if (d.openapi_path == path) return &d.openapi;
-  }
-  return nullptr;
-}
-
-std::string_view Discovery::OpenApiHash(std::string_view path) const {
-  for (const GroupVersionDocs& d : group_versions_) {
-    if (d.openapi_path == path) return d.openapi_hash;
-  }
-  return {};
 }
 
 // --- Health --------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-// The API server's static documents: /version, discovery (legacy and aggregated), OpenAPI v3,
-// and the /healthz, /livez, /readyz bodies — what kubectl reads before any command
-// (kubectl-protocol.md §1–§3).
+// The API server's static documents: /version, discovery (legacy and aggregated), and the
+// /healthz, /livez, /readyz bodies — what kubectl reads before any command
+// (kubectl-protocol.md §1–§2). OpenAPI is server/openapi.h.
 //
 //   Discovery docs({.server_address = "127.0.0.1:6443"});   // built once at start-up
 //   DiscoveryFormat f = NegotiateDiscovery(req.Header("Accept"));
@@ -13,18 +13,15 @@
 //   scheduling.k8s.io/v1    priorityclasses
 //   coordination.k8s.io/v1  leases
 // A resource or verb listed here is one kubectl may use, so the list follows what the API server
-// routes (server/resources.h); keep them in step.
+// routes (server/resources.h); keep them in step, and with SERVED_RESOURCES in
+// third_party/kubernetes-openapi/generate.py, which picks the OpenAPI paths (openapi_test.cc
+// PathsAreWhatDiscoveryServes checks).
 //
 // Contract:
 // * Aggregated discovery (apidiscovery.k8s.io/v2, and v2beta1 for older clients) is answered only
 //   when the Accept header asks for it, and then with exactly the Content-Type kubectl expects:
 //   with plain application/json it would parse the document as legacy and find no resources.
 //   `/api/v1` and `/apis/{g}/{v}` stay served: drain and auth can-i read them regardless.
-// * OpenAPI v3 documents are minimal: for every kind, its collection path (create) and item path
-//   (patch) declare the query parameters `fieldValidation`, `fieldManager`, `dryRun` — what
-//   `kubectl create -f` / `apply -f` check before trusting the server with validation (§3).
-//   No schemas; `application/strategic-merge-patch+json` is left out of the PATCH request
-//   bodies on purpose, so client-side apply computes patches from kubectl's compiled-in types.
 // * Health checks carry upstream kube-apiserver names. The storage check is called `etcd`
 //   whatever the backend (SQLite, memory or etcd): scripts and probes that look for
 //   `[+]etcd ok` or GET /readyz/etcd keep working. The set is in HealthCheckNames.
@@ -94,27 +91,15 @@ class Discovery {
   // not serve (404).
   const SharedJson* ApiResourceList(std::string_view group, std::string_view version) const;
 
-  // GET /openapi/v3: the index of per-group-version documents.
-  const SharedJson& OpenApiIndex() const { return openapi_index_; }
-  // GET /openapi/v3/<path>, path "api/v1" or "apis/apps/v1" (no query); nullptr if unknown.
-  const SharedJson* OpenApiDocument(std::string_view path) const;
-  // The `hash` query value the index gives for `path` ("" if unknown). Upstream serves a
-  // request whose hash matches with `Cache-Control: public, immutable`.
-  std::string_view OpenApiHash(std::string_view path) const;
-
  private:
   struct GroupVersionDocs {
     std::string group;
     std::string version;
     SharedJson resource_list;
-    std::string openapi_path;  // "api/v1", "apis/apps/v1"
-    std::string openapi_hash;
-    SharedJson openapi;
   };
   SharedJson version_;
   SharedJson api_legacy_, api_v2_, api_v2beta1_;
   SharedJson apis_legacy_, apis_v2_, apis_v2beta1_;
-  SharedJson openapi_index_;
   std::vector<GroupVersionDocs> group_versions_;
 };
 
@@ -125,8 +110,6 @@ std::string ApiGroupListJson();
 std::string ApiResourceListJson(std::string_view group, std::string_view version);
 // core: the document for /api (the core group only); otherwise for /apis (every named group).
 std::string AggregatedDiscoveryJson(bool core, DiscoveryFormat format);
-// "" for a group version we do not serve.
-std::string OpenApiV3Json(std::string_view group, std::string_view version);
 
 // --- Health --------------------------------------------------------------------------------------
 

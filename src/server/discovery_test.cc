@@ -1,6 +1,5 @@
 #include "server/discovery.h"
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -236,95 +235,6 @@ TEST(DiscoveryTest, AggregatedDocuments) {
 
   rapidjson::Document beta = Parse(*d.Apis(DiscoveryFormat::kAggregatedV2Beta1));
   EXPECT_STREQ(beta["apiVersion"].GetString(), "apidiscovery.k8s.io/v2beta1");
-}
-
-// kubectl's check before `create -f` / `apply -f` trusts the server with validation
-// (cmd/util QueryParamVerifierV3, supportsQueryParamV3): the first PATCH operation whose
-// x-kubernetes-group-version-kind is the manifest's kind must declare the query parameter.
-bool SupportsQueryParam(const rapidjson::Value& doc, std::string_view group,
-                        std::string_view version, std::string_view kind, std::string_view param) {
-  for (const auto& path : doc["paths"].GetObject()) {
-    if (!path.value.HasMember("patch")) continue;
-    const auto& op = path.value["patch"];
-    if (!op.HasMember("x-kubernetes-group-version-kind")) continue;
-    const auto& gvk = op["x-kubernetes-group-version-kind"];
-    if (group != gvk["group"].GetString() || version != gvk["version"].GetString() ||
-        kind != gvk["kind"].GetString()) {
-      continue;
-    }
-    for (const auto& p : op["parameters"].GetArray()) {
-      if (param == p["name"].GetString() && std::string_view(p["in"].GetString()) == "query") {
-        return true;
-      }
-    }
-    return false;
-  }
-  return false;
-}
-
-TEST(OpenApiTest, EveryKindDeclaresFieldValidation) {
-  Discovery d;
-  rapidjson::Document index = Parse(*d.OpenApiIndex());
-  struct Kind {
-    std::string_view path, group, version, kind;
-  };
-  const Kind kinds[] = {
-      {"api/v1", "", "v1", "Pod"},
-      {"api/v1", "", "v1", "Node"},
-      {"api/v1", "", "v1", "Namespace"},
-      {"api/v1", "", "v1", "Event"},
-      {"apis/apps/v1", "apps", "v1", "DaemonSet"},
-      {"apis/coordination.k8s.io/v1", "coordination.k8s.io", "v1", "Lease"},
-      {"apis/scheduling.k8s.io/v1", "scheduling.k8s.io", "v1", "PriorityClass"},
-  };
-  for (const Kind& k : kinds) {
-    std::string path(k.path);
-    ASSERT_TRUE(index["paths"].HasMember(path.c_str())) << path;
-    std::string url = index["paths"][path.c_str()]["serverRelativeURL"].GetString();
-    EXPECT_EQ(url, "/openapi/v3/" + path + "?hash=" + std::string(d.OpenApiHash(path)));
-    const SharedJson* doc_json = d.OpenApiDocument(path);
-    ASSERT_NE(doc_json, nullptr) << path;
-    rapidjson::Document doc = Parse(**doc_json);
-    EXPECT_STREQ(doc["openapi"].GetString(), "3.0.0");
-    for (std::string_view param : {"fieldValidation", "fieldManager", "dryRun"}) {
-      EXPECT_TRUE(SupportsQueryParam(doc, k.group, k.version, k.kind, param))
-          << k.kind << " " << param;
-    }
-  }
-  EXPECT_FALSE(index["paths"].HasMember("apis/policy/v1"));
-  EXPECT_EQ(d.OpenApiDocument("apis/policy/v1"), nullptr);
-  EXPECT_EQ(d.OpenApiHash("nope"), "");
-}
-
-TEST(OpenApiTest, PathsAndPatchBodies) {
-  Discovery d;
-  rapidjson::Document core = Parse(**d.OpenApiDocument("api/v1"));
-  const auto& paths = core["paths"];
-  for (const char* p :
-       {"/api/v1/namespaces/{namespace}/pods", "/api/v1/namespaces/{namespace}/pods/{name}",
-        "/api/v1/namespaces/{namespace}/pods/{name}/status",
-        "/api/v1/namespaces/{namespace}/pods/{name}/eviction", "/api/v1/nodes",
-        "/api/v1/nodes/{name}", "/api/v1/namespaces/{name}"}) {
-    EXPECT_TRUE(paths.HasMember(p)) << p;
-  }
-  const auto& create = paths["/api/v1/namespaces/{namespace}/pods"]["post"];
-  EXPECT_STREQ(create["operationId"].GetString(), "createCoreV1NamespacedPod");
-  EXPECT_STREQ(create["x-kubernetes-action"].GetString(), "post");
-  EXPECT_STREQ(paths["/api/v1/namespaces/{namespace}/pods/{name}/eviction"]["post"]
-                    ["x-kubernetes-group-version-kind"]["group"]
-                        .GetString(),
-               "policy");
-  // Left out on purpose: its presence makes client-side apply build patches from OpenAPI
-  // schemas, which these documents do not carry (§3).
-  std::set<std::string> patch_types;
-  for (const auto& path : paths.GetObject()) {
-    if (!path.value.HasMember("patch")) continue;
-    for (const auto& type : path.value["patch"]["requestBody"]["content"].GetObject()) {
-      patch_types.insert(type.name.GetString());
-    }
-  }
-  EXPECT_EQ(patch_types,
-            (std::set<std::string>{"application/json-patch+json", "application/merge-patch+json"}));
 }
 
 // --- Health --------------------------------------------------------------------------------------

@@ -457,10 +457,11 @@ void WriteOperation(JsonWriter& w, const Operation& op) {
   w.StartObject();
   Put(w, "content");
   w.StartObject();
-  // No application/strategic-merge-patch+json: see the header. No apply-patch+yaml: server-side
-  // apply is not served.
-  std::array<std::string_view, 2> patch_types = {"application/json-patch+json",
-                                                 "application/merge-patch+json"};
+  // No application/strategic-merge-patch+json: see the header. apply-patch+yaml is what
+  // `kubectl apply --server-side` looks for before it sends one.
+  std::array<std::string_view, 3> patch_types = {"application/json-patch+json",
+                                                 "application/merge-patch+json",
+                                                 "application/apply-patch+yaml"};
   std::array<std::string_view, 1> body_types = {"*/*"};
   std::span<const std::string_view> types = op.method == "patch"
                                                 ? std::span<const std::string_view>(patch_types)

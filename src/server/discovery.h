@@ -24,7 +24,8 @@
 //   (patch) declare the query parameters `fieldValidation`, `fieldManager`, `dryRun` — what
 //   `kubectl create -f` / `apply -f` check before trusting the server with validation (§3).
 //   No schemas; `application/strategic-merge-patch+json` is left out of the PATCH request
-//   bodies on purpose, so client-side apply computes patches from kubectl's compiled-in types.
+//   bodies on purpose, so client-side apply computes patches from kubectl's compiled-in types;
+//   `application/apply-patch+yaml` is listed, as `kubectl apply --server-side` requires.
 // * Health checks carry upstream kube-apiserver names. The storage check is called `etcd`
 //   whatever the backend (SQLite, memory or etcd): scripts and probes that look for
 //   `[+]etcd ok` or GET /readyz/etcd keep working. The set is in HealthCheckNames.

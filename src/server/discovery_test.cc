@@ -314,8 +314,9 @@ TEST(OpenApiTest, PathsAndPatchBodies) {
                     ["x-kubernetes-group-version-kind"]["group"]
                         .GetString(),
                "policy");
-  // Left out on purpose: its presence makes client-side apply build patches from OpenAPI
-  // schemas, which these documents do not carry (§3).
+  // Strategic merge patch is left out on purpose: its presence makes client-side apply build
+  // patches from OpenAPI schemas, which these documents do not carry (§3). Apply is listed:
+  // without it `kubectl apply --server-side` refuses to send one.
   std::set<std::string> patch_types;
   for (const auto& path : paths.GetObject()) {
     if (!path.value.HasMember("patch")) continue;
@@ -324,7 +325,8 @@ TEST(OpenApiTest, PathsAndPatchBodies) {
     }
   }
   EXPECT_EQ(patch_types,
-            (std::set<std::string>{"application/json-patch+json", "application/merge-patch+json"}));
+            (std::set<std::string>{"application/json-patch+json", "application/merge-patch+json",
+                                   "application/apply-patch+yaml"}));
 }
 
 // --- Health --------------------------------------------------------------------------------------

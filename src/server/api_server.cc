@@ -897,6 +897,98 @@ ApiResult<void> CheckBodyFields(const ResourceInfo& info, std::string_view conte
                                                        api::StrictDecodingError(problems))));
 }
 
+// The manager a write records in metadata.managedFields (handlers/rest.go managerOrUserAgent):
+// the fieldManager query parameter, else the User-Agent up to its first `/` (prefixFromUserAgent:
+// printable characters only, at most 128 bytes), else `unknown` as buildmanagerinfo.go names an
+// empty manager. Never empty: every HTTP write is tracked.
+std::string FieldManagerOf(const Query& query, std::string_view user_agent) {
+  if (const std::string* m = query.Find("fieldManager"); m != nullptr && !m->empty()) return *m;
+  std::string out;
+  for (const char c : user_agent.substr(0, user_agent.find('/'))) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) continue;
+    if (out.size() >= 128) break;
+    out.push_back(c);
+  }
+  return out.empty() ? "unknown" : out;
+}
+
+// validation.ValidatePatchOptions: apply needs a fieldManager, and only apply may say `force`.
+// 422 `PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for
+// apply patch`.
+ApiResult<void> ValidatePatchOptions(const Query& query, api::PatchType type) {
+  FieldErrorList errors;
+  if (type != api::PatchType::kApplyPatch) {
+    if (query.Find("force") != nullptr) {
+      errors.push_back(FieldError::Forbidden("force", "may not be specified for non-apply patch"));
+    }
+  } else if (query.Get("fieldManager").empty()) {
+    errors.push_back(FieldError::Required("fieldManager", "is required for apply patch"));
+  }
+  if (errors.empty()) return {};
+  return ApiErr(NewInvalid("meta.k8s.io", "PatchOptions", "", errors));
+}
+
+// An apply configuration (YAML, or JSON, which is YAML) as JSON text; 400 `error decoding YAML:
+// ...` when it does not parse. Its unknown fields are refused whatever fieldValidation says, as
+// SMD's typed conversion does (structuredmerge.go): 400 `failed to create typed patch object
+// (default/p1; /v1, Kind=Pod): .spec.x: field not declared in schema`. fieldValidation Strict or
+// Warn also look for duplicate fields of a JSON body, as upstream's yaml.UnmarshalStrict into a
+// map (400 `error strict decoding YAML: ...`, or warnings).
+ApiResult<std::string> DecodeApplyConfiguration(const ResourceInfo& info, std::string_view body,
+                                                api::FieldValidation mode,
+                                                std::vector<std::string>* warnings) {
+  Result<Document> doc = api::YamlToJson(body);
+  if (!doc) return ApiErr(BadRequestError("error decoding YAML: " + doc.error().message()));
+  if (doc->IsNull()) doc->SetObject();  // an empty document is an empty map upstream
+  if (mode != api::FieldValidation::kIgnore) {
+    api::FieldProblems problems;
+    if (Result<Document> json = api::ParseJson(body); json) {
+      api::FindDuplicateFields(*json, &problems);
+    }
+    if (!problems.messages.empty()) {
+      if (mode == api::FieldValidation::kStrict) {
+        return ApiErr(
+            BadRequestError("error strict decoding YAML: " + api::StrictDecodingError(problems)));
+      }
+      warnings->insert(warnings->end(), problems.messages.begin(), problems.messages.end());
+    }
+  }
+  api::FieldProblems unknown;
+  Document pruned;
+  pruned.CopyFrom(*doc, pruned.GetAllocator());
+  api::PruneUnknownFields(pruned, api::ServedSchema().FindKind(info.group, info.version, info.kind),
+                          pruned.GetAllocator(), &unknown);
+  std::vector<std::string> errors;
+  for (const std::string& m : unknown.messages) {
+    // `unknown field "spec.x"` -> `.spec.x: field not declared in schema`
+    const size_t open = m.find('"');
+    if (!m.starts_with("unknown field") || open == std::string::npos) continue;
+    errors.push_back("." + m.substr(open + 1, m.size() - open - 2) +
+                     ": field not declared in schema");
+  }
+  if (!errors.empty()) {
+    const rapidjson::Value* meta =
+        doc->IsObject() && doc->HasMember("metadata") ? &(*doc)["metadata"] : nullptr;
+    auto str = [&](const char* name) {
+      if (meta == nullptr || !meta->IsObject() || !meta->HasMember(name)) return std::string();
+      const rapidjson::Value& v = (*meta)[name];
+      return v.IsString() ? std::string(v.GetString(), v.GetStringLength()) : std::string();
+    };
+    std::string message = "failed to create typed patch object (" + str("namespace") + "/" +
+                          str("name") + "; " + std::string(info.group) + "/" +
+                          std::string(info.version) + ", Kind=" + std::string(info.kind) + "): ";
+    if (errors.size() == 1) {
+      message += errors[0];
+    } else {  // SMD ValidationErrors.Error()
+      message += "errors:";
+      for (const std::string& e : errors) message += "\n  " + e;
+    }
+    return ApiErr(BadRequestError(message));
+  }
+  return api::EncodeJson(*doc);
+}
+
 }  // namespace
 
 void ApiServer::Create(const std::shared_ptr<Request>& r) {
@@ -912,6 +1004,7 @@ void ApiServer::Create(const std::shared_ptr<Request>& r) {
   r->Warn(warnings);
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
+  options.field_manager = FieldManagerOf(r->query, r->http.Header("User-Agent"));
   registry_->Create(*r->info, r->namespace_, std::move(*body), options,
                     [r](ApiResult<store::Bytes> result) {
                       if (!result) return r->Fail(result.error());
@@ -932,6 +1025,7 @@ void ApiServer::Update(const std::shared_ptr<Request>& r) {
   r->Warn(warnings);
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
+  options.field_manager = FieldManagerOf(r->query, r->http.Header("User-Agent"));
   const server::Subresource sub =
       r->subresource == "status" ? server::Subresource::kStatus : server::Subresource::kNone;
   if (sub == server::Subresource::kStatus && !r->info->has_status) {
@@ -947,26 +1041,36 @@ void ApiServer::Update(const std::shared_ptr<Request>& r) {
 void ApiServer::Patch(const std::shared_ptr<Request>& r) {
   Result<api::PatchType> type = api::ParsePatchType(r->http.Header("Content-Type"));
   if (!type) return r->Fail(FromStatus(type.error()));
-  if (*type == api::PatchType::kApplyPatch) {
-    return r->Fail(NewUnsupportedMediaType(kPatchMediaTypes));
-  }
+  if (auto v = ValidatePatchOptions(r->query, *type); !v) return r->Fail(v.error());
   ApiResult<api::FieldValidation> mode = FieldValidationOf(r->query, "PatchOptions");
   if (!mode) return r->Fail(mode.error());
   WriteOptions options;
   options.dry_run = r->query.Get("dryRun") == "All";
   options.field_validation = *mode;
   options.warnings = std::make_shared<std::vector<std::string>>();
+  options.field_manager = FieldManagerOf(r->query, r->http.Header("User-Agent"));
   const server::Subresource sub =
       r->subresource == "status" ? server::Subresource::kStatus : server::Subresource::kNone;
   if (sub == server::Subresource::kStatus && !r->info->has_status) {
     return r->Fail(NotFoundResource());
   }
-  registry_->Patch(*r->info, r->namespace_, r->name, sub, *type, std::move(r->http.body), options,
-                   [r, warnings = options.warnings](ApiResult<store::Bytes> result) {
-                     if (!result) return r->Fail(result.error());
-                     r->Warn(*warnings);
-                     RespondBytes(*r->responder, 200, *result);
-                   });
+  std::string patch = std::move(r->http.body);
+  if (*type == api::PatchType::kApplyPatch) {
+    ApiResult<std::string> applied =
+        DecodeApplyConfiguration(*r->info, patch, *mode, options.warnings.get());
+    if (!applied) return r->Fail(applied.error());
+    patch = std::move(*applied);
+    options.field_validation.reset();  // the apply configuration was checked above
+    options.force = r->query.Flag("force");
+    options.created = std::make_shared<bool>(false);
+  }
+  registry_->Patch(
+      *r->info, r->namespace_, r->name, sub, *type, std::move(patch), options,
+      [r, warnings = options.warnings, created = options.created](ApiResult<store::Bytes> result) {
+        if (!result) return r->Fail(result.error());
+        r->Warn(*warnings);
+        RespondBytes(*r->responder, created && *created ? 201 : 200, *result);
+      });
 }
 
 void ApiServer::Delete(const std::shared_ptr<Request>& r) {

@@ -28,6 +28,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <rapidjson/pointer.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "server/api_server.h"
 #include "server/http.h"
@@ -1836,6 +1838,212 @@ TEST_F(ApiServerTest, FieldValidationStrictWarnIgnore) {
   EXPECT_EQ(
       Json(r.body).Str("/message"),
       R"(CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": supported values: "", "Ignore", "Strict", "Warn")");
+}
+
+// --- Server-side apply and managedFields -----------------------------------------------------
+
+constexpr std::string_view kApply = "application/apply-patch+yaml";
+
+// "manager operation" per metadata.managedFields entry, in order.
+std::vector<std::string> Managers(const Json& object) {
+  std::vector<std::string> out;
+  const rapidjson::Value* entries = object.At("/metadata/managedFields");
+  if (entries == nullptr || !entries->IsArray()) return out;
+  for (const rapidjson::Value& e : entries->GetArray()) {
+    out.push_back(std::string(e["manager"].GetString()) + " " + e["operation"].GetString());
+  }
+  return out;
+}
+
+std::string FieldsOf(const Json& object, std::string_view manager) {
+  const rapidjson::Value* entries = object.At("/metadata/managedFields");
+  if (entries == nullptr || !entries->IsArray()) return "<none>";
+  for (const rapidjson::Value& e : entries->GetArray()) {
+    if (e["manager"].GetString() != manager) continue;
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    e["fieldsV1"].Accept(writer);
+    return buffer.GetString();
+  }
+  return "<none>";
+}
+
+TEST_F(ApiServerTest, ServerSideApplyCreatesThenMergesAndPrunes) {
+  const std::string target = std::string(kPods) + "/ssa?fieldManager=kubectl&force=false";
+  // YAML, as kubectl may send it: the object does not exist, so the apply creates it (201).
+  HttpResponse r = Do("PATCH", target,
+                      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ssa\n  labels:\n    app: a\n"
+                      "    tier: web\nspec:\n  containers:\n  - name: c\n    image: nginx\n",
+                      kApply);
+  ASSERT_EQ(r.status, 201) << r.body;
+  Json created(r.body);
+  EXPECT_EQ(Managers(created), (std::vector<std::string>{"kubectl Apply"}));
+  EXPECT_EQ(FieldsOf(created, "kubectl"),
+            R"({"f:metadata":{"f:labels":{"f:app":{},"f:tier":{}}},"f:spec":{"f:containers":{)"
+            R"("k:{\"name\":\"c\"}":{".":{},"f:image":{},"f:name":{}}}}})");
+  EXPECT_EQ(created.Str("/status/phase"), "Pending") << "created as any pod is";
+  // JSON (which is YAML): a changed label is merged, the omitted one is removed (200).
+  r = Do("PATCH", target,
+         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"ssa","labels":{"app":"b"}},)"
+         R"("spec":{"containers":[{"name":"c","image":"nginx"}]}})",
+         kApply);
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json updated = GetJson(std::string(kPods) + "/ssa");
+  EXPECT_EQ(updated.Str("/metadata/labels/app"), "b");
+  EXPECT_FALSE(updated.Has("/metadata/labels/tier"));
+  EXPECT_EQ(updated.Str("/metadata/uid"), created.Str("/metadata/uid"));
+  EXPECT_EQ(Managers(updated), (std::vector<std::string>{"kubectl Apply"}));
+  // The same apply again changes nothing and writes nothing.
+  const store::Revision before = Rev();
+  r = Do("PATCH", target,
+         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"ssa","labels":{"app":"b"}},)"
+         R"("spec":{"containers":[{"name":"c","image":"nginx"}]}})",
+         kApply);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Rev(), before);
+}
+
+TEST_F(ApiServerTest, ApplyConflictIs409WithOneCausePerFieldAndForceTakesIt) {
+  // kubectl's client-side apply writes the label first (an Update entry).
+  HttpResponse r = Do("PATCH", std::string(kP1) + "?fieldManager=kubectl-client-side-apply",
+                      R"({"metadata":{"labels":{"team":"a"}}})", "application/merge-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string apply =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","labels":{"team":"b"}}})";
+  Snapshot before = Snap();
+  r = Do("PATCH", std::string(kP1) + "?fieldManager=kubectl&force=false", apply, kApply);
+  EXPECT_EQ(r.status, 409);
+  // conflict.go NewConflictError, as kube-apiserver answers it.
+  EXPECT_EQ(r.body,
+            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+            R"("Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using )"
+            R"(v1: .metadata.labels.team","reason":"Conflict","details":{"causes":[{"reason":)"
+            R"("FieldManagerConflict","message":"conflict with \"kubectl-client-side-apply\" )"
+            R"(using v1","field":".metadata.labels.team"}]},"code":409})");
+  ExpectNothingWritten(before, "conflict");
+  // force=true takes the field: the label is the applied one and kubectl owns it alone.
+  r = Do("PATCH", std::string(kP1) + "?fieldManager=kubectl&force=true", apply, kApply);
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json p1(r.body);
+  EXPECT_EQ(p1.Str("/metadata/labels/team"), "b");
+  EXPECT_EQ(p1.Str("/metadata/labels/app"), "web") << "not the apply's, and left alone";
+  EXPECT_EQ(FieldsOf(p1, "kubectl"), R"({"f:metadata":{"f:labels":{"f:team":{}}}})");
+  EXPECT_EQ(FieldsOf(p1, "kubectl-client-side-apply"), "<none>") << "its only field is gone";
+}
+
+TEST_F(ApiServerTest, ApplyDryRunWritesNothing) {
+  Snapshot before = Snap();
+  HttpResponse r = Do("PATCH", std::string(kPods) + "/dry?fieldManager=kubectl&dryRun=All",
+                      PodJson("dry"), kApply);
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Json(r.body).Str("/metadata/name"), "dry");
+  r = Do("PATCH", std::string(kP1) + "?fieldManager=kubectl&dryRun=All",
+         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","labels":{"tier":"db"}}})",
+         kApply);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Json(r.body).Str("/metadata/labels/tier"), "db");
+  ExpectNothingWritten(before, "dry run apply");
+}
+
+TEST_F(ApiServerTest, ApplyOptionsAreValidatedAsUpstream) {
+  const std::string apply = PodJson("p1");
+  struct Case {
+    std::string query;
+    std::string content_type;
+    WantStatus want;
+  } cases[] = {
+      {"",
+       std::string(kApply),
+       {422, "Invalid",
+        R"(PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch)"}},
+      {"?force=true",
+       "application/merge-patch+json",
+       {422, "Invalid",
+        R"(PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch)"}},
+      {"?fieldManager=kubectl",
+       std::string(kApply),
+       {400, "BadRequest", "error decoding YAML: ", true}},
+      {"?fieldManager=kubectl&fieldValidation=Strict",
+       std::string(kApply),
+       {400, "BadRequest", "error strict decoding YAML: ", true}},
+  };
+  const std::string bodies[] = {apply, R"({"metadata":{}})", "a: [",
+                                R"({"kind":"Pod","kind":"Pod"})"};
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    Snapshot before = Snap();
+    ExpectRejected(Do("PATCH", std::string(kP1) + cases[i].query, bodies[i], cases[i].content_type),
+                   cases[i].want, before, cases[i].query);
+  }
+  // An unknown field is the apply's own 400, whatever fieldValidation says.
+  Snapshot before = Snap();
+  ExpectRejected(
+      Do("PATCH", std::string(kP1) + "?fieldManager=kubectl&fieldValidation=Ignore",
+         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1"},"spec":{"x":1}})", kApply),
+      {400, "BadRequest",
+       "failed to create typed patch object (/p1; /v1, Kind=Pod): .spec.x: field not "
+       "declared in schema"},
+      before, "unknown field");
+}
+
+TEST_F(ApiServerTest, EveryHttpWriteRecordsItsManager) {
+  // Create: the fieldManager kubectl sends.
+  Json created = Create(std::string(kPods) + "?fieldManager=kubectl-create", PodJson("m"));
+  EXPECT_EQ(Managers(created), (std::vector<std::string>{"kubectl-create Update"}));
+  EXPECT_NE(FieldsOf(created, "kubectl-create").find(R"("f:containers")"), std::string::npos);
+  EXPECT_EQ(FieldsOf(created, "kubectl-create").find("f:status"), std::string::npos)
+      << "status is reset on create: nobody's";
+  const std::string m = std::string(kPods) + "/m";
+  // Patch without fieldManager: the User-Agent's prefix.
+  HttpResponse r = Do("PATCH", m, R"({"metadata":{"labels":{"team":"a"}}})",
+                      "application/strategic-merge-patch+json",
+                      {{"User-Agent", "kubectl-label/v1.32.0 (linux/amd64) kubernetes/abc"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(FieldsOf(Json(r.body), "kubectl-label"),
+            R"({"f:metadata":{"f:labels":{".":{},"f:team":{}}}})");
+  // Update (PUT) and JSON patch.
+  Json current = GetJson(m);
+  rapidjson::Pointer("/metadata/labels/team").Set(current.doc, "b");
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  current.doc.Accept(writer);
+  r = Do("PUT", m + "?fieldManager=kubectl-replace", buffer.GetString());
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Do("PATCH", m + "?fieldManager=kubectl-annotate",
+         R"([{"op":"add","path":"/metadata/annotations","value":{"a":"b"}}])",
+         "application/json-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json after(r.body);
+  std::vector<std::string> managers = Managers(after);
+  std::sort(managers.begin(), managers.end());
+  EXPECT_EQ(managers, (std::vector<std::string>{"kubectl-annotate Update", "kubectl-create Update",
+                                                "kubectl-label Update", "kubectl-replace Update"}));
+  EXPECT_EQ(FieldsOf(after, "kubectl-label"), R"({"f:metadata":{"f:labels":{}}})")
+      << "the labels map it created stays its own; the value went to kubectl-replace";
+  EXPECT_EQ(FieldsOf(after, "kubectl-replace"), R"({"f:metadata":{"f:labels":{"f:team":{}}}})");
+  // No manager and no User-Agent: `unknown`, as upstream names an empty manager.
+  EXPECT_EQ(Managers(GetJson(kP1)), (std::vector<std::string>{"unknown Update"}));
+  // `[]` resets them: tracking starts again from that write, which is the writer's alone.
+  r = Do("PATCH", m + "?fieldManager=reset", R"({"metadata":{"managedFields":[]}})",
+         "application/merge-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Managers(Json(r.body)), (std::vector<std::string>{})) << r.body;
+}
+
+TEST_F(ApiServerTest, InProcessWritesCarryManagedFieldsOver) {
+  // The scheduler, controllers and kubelets write without a manager: nothing is computed and
+  // the stored entries stay as they were, whatever the writer sent.
+  const std::string before = FieldsOf(GetJson(kP1), "unknown");
+  std::promise<ApiResult<store::Bytes>> done;
+  registry_->Patch(*FindResourceByKind("v1", "Pod"), "default", "p1", Subresource::kNone,
+                   api::PatchType::kMergePatch,
+                   R"({"metadata":{"labels":{"x":"y"},"managedFields":[]}})", {},
+                   [&](ApiResult<store::Bytes> r) { done.set_value(std::move(r)); });
+  ApiResult<store::Bytes> r = done.get_future().get();
+  ASSERT_TRUE(r) << r.error().message;
+  Json p1{std::string_view(**r)};
+  EXPECT_EQ(p1.Str("/metadata/labels/x"), "y");
+  EXPECT_EQ(Managers(p1), (std::vector<std::string>{"unknown Update"}));
+  EXPECT_EQ(FieldsOf(p1, "unknown"), before);
 }
 
 }  // namespace

@@ -347,9 +347,10 @@ TEST(OpenApiV3Test, ConvertsAsKubeOpenApi) {
     EXPECT_EQ(Str(t.value["schema"]["$ref"]),
               "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch");
   }
-  // Server-side apply is not served, so its types are not offered.
+  // Server-side apply is served in YAML (and JSON), not in CBOR: upstream's list without CBOR.
   EXPECT_EQ(types,
-            (std::set<std::string>{"application/json-patch+json", "application/merge-patch+json",
+            (std::set<std::string>{"application/apply-patch+yaml", "application/json-patch+json",
+                                   "application/merge-patch+json",
                                    "application/strategic-merge-patch+json"}));
   EXPECT_EQ(Str(patch["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]),
             "#/components/schemas/io.k8s.api.core.v1.Pod");

@@ -7,6 +7,7 @@
 #include "admission/priority.h"
 #include "api/codec.h"
 #include "api/defaults.h"
+#include "api/managed_fields.h"
 #include "api/scheduling.h"
 #include "api/table.h"
 #include "core/time.h"
@@ -292,6 +293,38 @@ bool ShouldDeleteDuringUpdate(Resource resource, Document& next, const Document&
   return spec == nullptr || NoStrings(MemberOrNull(*spec, "finalizers"));
 }
 
+// The scope of field management for a write to `info` at `now`; it views the strings it holds.
+struct ManagerScope {
+  ManagerScope(const ResourceInfo& info, Subresource sub, std::string now)
+      : time(std::move(now)),
+        scope{.type = api::ServedSchema().FindKind(info.group, info.version, info.kind),
+              .api_version = info.api_version,
+              .subresource = sub == Subresource::kStatus ? "status" : "",
+              .reset_fields = &api::ResetFields(info.group, info.kind,
+                                                sub == Subresource::kStatus ? "status" : ""),
+              .time = time} {}
+  ManagerScope(const ManagerScope&) = delete;
+  ManagerScope& operator=(const ManagerScope&) = delete;
+
+  const std::string time;
+  const api::FieldManagerScope scope;
+};
+
+// conflict.go NewConflictError: 409 Conflict with the message of api::ConflictMessage and one
+// FieldManagerConflict cause per field; no name, group or kind (errors.NewApplyConflict).
+ApiError ApplyConflictError(const std::vector<api::ApplyConflict>& conflicts) {
+  StatusDetails details;
+  for (const api::ApplyConflict& c : conflicts) {
+    details.causes.push_back({.reason = "FieldManagerConflict",
+                              .message = api::ConflictCauseMessage(c),
+                              .field = c.path});
+  }
+  return ApiError{.code = 409,
+                  .reason = "Conflict",
+                  .message = api::ConflictMessage(conflicts),
+                  .details = std::move(details)};
+}
+
 ApiError FromStoreError(const ResourceInfo& info, std::string_view name, const Status& s) {
   switch (s.code()) {
     case StatusCode::kAlreadyExists:
@@ -502,99 +535,110 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
       {Resource::kNamespaces,
        reads_priority_classes ? Resource::kPriorityClasses : Resource::kNamespaces},
       [this, &info, ns = std::move(namespace_), shared, options, done = std::move(done)]() mutable {
-        Document& doc = *shared;
-        Alloc& alloc = doc.GetAllocator();
-        if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
-        if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
-        // Upstream's defaults are set as the body is decoded, before admission.
-        if (info.resource == Resource::kPods) {
-          EnsureObject(doc, "spec", alloc);
-          api::SetPodDefaults(doc);
-        } else if (info.resource == Resource::kDaemonSets) {
-          DefaultDaemonSet(doc);
-        }
-        // The mutating admission plugins see the object as sent: a generateName not yet resolved
-        // (upstream generates the name in BeforeCreate, after them).
-        const std::string body_name(StringMember(doc["metadata"], "name"));
-        admission::Attributes attributes{.operation = admission::Operation::kCreate,
-                                         .group = info.group,
-                                         .resource = info.plural,
-                                         .namespace_ = ns,
-                                         .name = body_name,
-                                         .object = &doc};
-        if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
-        Value& meta = doc["metadata"];
-        if (StringMember(meta, "name").empty()) {
-          std::string_view generate = StringMember(meta, "generateName");
-          if (!generate.empty()) {
-            SetString(meta, "name", std::string(generate) + NameSuffix(), alloc);
-          }
-        }
-        // What every create sets (upstream BeforeCreate and the strategies' PrepareForCreate).
-        RemoveMember(meta, "resourceVersion");
-        RemoveMember(meta, "deletionTimestamp");
-        RemoveMember(meta, "deletionGracePeriodSeconds");
-        RemoveMember(meta, "managedFields");
-        SetString(meta, "uid", NewUid(), alloc);
-        SetString(meta, "creationTimestamp", NowRfc3339(), alloc);
-        SetMember(meta, "generation", Value(int64_t{1}), alloc);
-        switch (info.resource) {
-          case Resource::kPods: {
-            Value status(rapidjson::kObjectType);
-            status.AddMember("phase", "Pending", alloc);
-            // A gated pod says so from the start (upstream applySchedulingGatedCondition).
-            auto gates = doc["spec"].FindMember("schedulingGates");
-            if (gates != doc["spec"].MemberEnd() && gates->value.IsArray() &&
-                !gates->value.Empty()) {
-              Value conditions(rapidjson::kArrayType);
-              Value c(rapidjson::kObjectType);
-              c.AddMember("type", "PodScheduled", alloc);
-              c.AddMember("status", "False", alloc);
-              c.AddMember("lastProbeTime", Value(rapidjson::kNullType), alloc);
-              c.AddMember("lastTransitionTime", Value(NowRfc3339().c_str(), alloc), alloc);
-              c.AddMember("reason", "SchedulingGated", alloc);
-              c.AddMember("message", "Scheduling is blocked due to non-empty scheduling gates",
-                          alloc);
-              conditions.PushBack(std::move(c), alloc);
-              status.AddMember("conditions", std::move(conditions), alloc);
-            }
-            std::string_view qos = QosClass(doc);
-            status.AddMember(
-                "qosClass", Value(qos.data(), static_cast<rapidjson::SizeType>(qos.size())), alloc);
-            SetMember(doc, "status", std::move(status), alloc);
-            break;
-          }
-          case Resource::kNamespaces: {
-            Value& spec = EnsureObject(doc, "spec", alloc);
-            Value finalizers(rapidjson::kArrayType);
-            finalizers.PushBack("kubernetes", alloc);
-            SetMember(spec, "finalizers", std::move(finalizers), alloc);
-            Value& status = EnsureObject(doc, "status", alloc);
-            SetString(status, "phase", "Active", alloc);
-            break;
-          }
-          case Resource::kDaemonSets:
-            PrepareDaemonSetForCreate(doc);
-            break;
-          case Resource::kPriorityClasses:
-            SetPriorityClassDefaults(doc);
-            break;
-          default:
-            break;
-        }
-        Result<TypedObject> typed = DecodeTyped(info.resource, doc);
-        if (!typed)
-          return done(
-              ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
-                                     std::string(info.version) + "\" cannot be handled as a " +
-                                     std::string(info.kind) + ": " + typed.error().message())));
-        FieldErrorList errs = ValidateObject(info, doc, *typed, nullptr, nullptr, options_.gates);
-        const std::string name(StringMember(doc["metadata"], "name"));
-        if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
-        attributes.name = name;
-        if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
-        Write(info, nullptr, std::move(doc), std::move(*typed), options, std::move(done));
+        CreateSynced(info, ns, *shared, options, ManagedFieldsFrom::kWriter, std::move(done));
       });
+}
+
+void Registry::CreateSynced(const ResourceInfo& info, const std::string& ns, Document& doc,
+                            const WriteOptions& options, ManagedFieldsFrom managed_fields,
+                            WriteCallback done) {
+  Alloc& alloc = doc.GetAllocator();
+  if (auto r = CheckTypeMeta(info, doc); !r) return done(ApiErr(r.error()));
+  if (auto r = CheckNamespaceOfBody(info, doc, ns); !r) return done(ApiErr(r.error()));
+  // Upstream's defaults are set as the body is decoded, before admission.
+  if (info.resource == Resource::kPods) {
+    EnsureObject(doc, "spec", alloc);
+    api::SetPodDefaults(doc);
+  } else if (info.resource == Resource::kDaemonSets) {
+    DefaultDaemonSet(doc);
+  }
+  // Upstream's create handler records the writer before mutating admission, so the
+  // defaults are the creator's and what the strategy then sets is nobody's.
+  if (managed_fields == ManagedFieldsFrom::kWriter) {
+    if (options.field_manager.empty()) {
+      RemoveMember(doc["metadata"], "managedFields");
+    } else {
+      ManagerScope scope(info, Subresource::kNone, NowRfc3339());
+      api::UpdateObjectManagedFields(nullptr, &doc, options.field_manager, scope.scope);
+    }
+  }
+  // The mutating admission plugins see the object as sent: a generateName not yet resolved
+  // (upstream generates the name in BeforeCreate, after them).
+  const std::string body_name(StringMember(doc["metadata"], "name"));
+  admission::Attributes attributes{.operation = admission::Operation::kCreate,
+                                   .group = info.group,
+                                   .resource = info.plural,
+                                   .namespace_ = ns,
+                                   .name = body_name,
+                                   .object = &doc};
+  if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
+  Value& meta = doc["metadata"];
+  if (StringMember(meta, "name").empty()) {
+    std::string_view generate = StringMember(meta, "generateName");
+    if (!generate.empty()) {
+      SetString(meta, "name", std::string(generate) + NameSuffix(), alloc);
+    }
+  }
+  // What every create sets (upstream BeforeCreate and the strategies' PrepareForCreate).
+  RemoveMember(meta, "resourceVersion");
+  RemoveMember(meta, "deletionTimestamp");
+  RemoveMember(meta, "deletionGracePeriodSeconds");
+  SetString(meta, "uid", NewUid(), alloc);
+  SetString(meta, "creationTimestamp", NowRfc3339(), alloc);
+  SetMember(meta, "generation", Value(int64_t{1}), alloc);
+  switch (info.resource) {
+    case Resource::kPods: {
+      Value status(rapidjson::kObjectType);
+      status.AddMember("phase", "Pending", alloc);
+      // A gated pod says so from the start (upstream applySchedulingGatedCondition).
+      auto gates = doc["spec"].FindMember("schedulingGates");
+      if (gates != doc["spec"].MemberEnd() && gates->value.IsArray() && !gates->value.Empty()) {
+        Value conditions(rapidjson::kArrayType);
+        Value c(rapidjson::kObjectType);
+        c.AddMember("type", "PodScheduled", alloc);
+        c.AddMember("status", "False", alloc);
+        c.AddMember("lastProbeTime", Value(rapidjson::kNullType), alloc);
+        c.AddMember("lastTransitionTime", Value(NowRfc3339().c_str(), alloc), alloc);
+        c.AddMember("reason", "SchedulingGated", alloc);
+        c.AddMember("message", "Scheduling is blocked due to non-empty scheduling gates", alloc);
+        conditions.PushBack(std::move(c), alloc);
+        status.AddMember("conditions", std::move(conditions), alloc);
+      }
+      std::string_view qos = QosClass(doc);
+      status.AddMember("qosClass", Value(qos.data(), static_cast<rapidjson::SizeType>(qos.size())),
+                       alloc);
+      SetMember(doc, "status", std::move(status), alloc);
+      break;
+    }
+    case Resource::kNamespaces: {
+      Value& spec = EnsureObject(doc, "spec", alloc);
+      Value finalizers(rapidjson::kArrayType);
+      finalizers.PushBack("kubernetes", alloc);
+      SetMember(spec, "finalizers", std::move(finalizers), alloc);
+      Value& status = EnsureObject(doc, "status", alloc);
+      SetString(status, "phase", "Active", alloc);
+      break;
+    }
+    case Resource::kDaemonSets:
+      PrepareDaemonSetForCreate(doc);
+      break;
+    case Resource::kPriorityClasses:
+      SetPriorityClassDefaults(doc);
+      break;
+    default:
+      break;
+  }
+  Result<TypedObject> typed = DecodeTyped(info.resource, doc);
+  if (!typed)
+    return done(ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
+                                       std::string(info.version) + "\" cannot be handled as a " +
+                                       std::string(info.kind) + ": " + typed.error().message())));
+  FieldErrorList errs = ValidateObject(info, doc, *typed, nullptr, nullptr, options_.gates);
+  const std::string name(StringMember(doc["metadata"], "name"));
+  if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
+  attributes.name = name;
+  if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
+  Write(info, nullptr, std::move(doc), std::move(*typed), options, std::move(done));
 }
 
 namespace {
@@ -683,8 +727,8 @@ void Registry::Update(const ResourceInfo& info, std::string namespace_, std::str
 }
 
 void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Document& old,
-                          Subresource sub, Document body, WriteOptions options,
-                          WriteCallback done) {
+                          Subresource sub, Document body, WriteOptions options, WriteCallback done,
+                          ManagedFieldsFrom managed_fields) {
   const std::string name = current->meta().name;
   // A uid in the body is a precondition (upstream: the update's UID precondition).
   if (auto bm = body.FindMember("metadata"); bm != body.MemberEnd() && bm->value.IsObject()) {
@@ -723,13 +767,21 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
                             "deletionGracePeriodSeconds", "generation", "namespace", "name"}) {
     CopyMember(old_meta, meta, field, nalloc);
   }
-  RemoveMember(meta, "managedFields");
   SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
   if (info.resource == Resource::kPriorityClasses) SetPriorityClassDefaults(next);
-  if (info.resource == Resource::kDaemonSets && sub != Subresource::kStatus) {
-    DefaultDaemonSet(next);
-    PrepareDaemonSetForUpdate(next, old);
+  const bool daemonset_spec = info.resource == Resource::kDaemonSets && sub != Subresource::kStatus;
+  if (daemonset_spec) DefaultDaemonSet(next);
+  // Upstream's update handlers record the writer on the object as decoded (defaults set), before
+  // the strategy's PrepareForUpdate and admission.
+  if (managed_fields == ManagedFieldsFrom::kWriter) {
+    if (options.field_manager.empty()) {
+      CopyMember(old_meta, meta, "managedFields", nalloc);
+    } else {
+      ManagerScope scope(info, sub, NowRfc3339());
+      api::UpdateObjectManagedFields(&old, &next, options.field_manager, scope.scope);
+    }
   }
+  if (daemonset_spec) PrepareDaemonSetForUpdate(next, old);
   admission::Attributes attributes{.operation = admission::Operation::kUpdate,
                                    .group = info.group,
                                    .resource = info.plural,
@@ -871,6 +923,25 @@ ApiResult<void> CheckPatchedFields(const ResourceInfo& info, api::PatchType type
   return ApiErr(NewInvalid("", "", "", std::span<const FieldError>(&error, 1)));
 }
 
+// The object a patch made, against the URL: a resourceVersion in it is a precondition on
+// `revision` (0: none, a create), its name must be the URL's, kind, apiVersion and namespace
+// are checked and filled in.
+ApiResult<void> CheckPatched(const ResourceInfo& info, const std::string& namespace_,
+                             const std::string& name, store::Revision revision, Document& patched) {
+  auto meta = patched.FindMember("metadata");
+  if (meta != patched.MemberEnd()) {
+    std::string_view rv = StringMember(meta->value, "resourceVersion");
+    if (!rv.empty() && rv != std::to_string(revision)) return ApiErr(ConflictError(info, name));
+    std::string_view body_name = StringMember(meta->value, "name");
+    if (!body_name.empty() && body_name != name) {
+      return ApiErr(BadRequestError("the name of the object (" + std::string(body_name) +
+                                    ") does not match the name on the URL (" + name + ")"));
+    }
+  }
+  if (auto r = CheckTypeMeta(info, patched); !r) return r;
+  return CheckNamespaceOfBody(info, patched, namespace_);
+}
+
 }  // namespace
 
 void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
@@ -882,6 +953,20 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
                                                    options, attempt, stale,
                                                    done = std::move(done)]() mutable {
     ObjectPtr current = cache(info.resource).Get(ns, name);
+    if (!current && type == api::PatchType::kApplyPatch) {
+      // Upstream's forceAllowCreate: an apply creates what is missing. If another create wins
+      // the race, the apply starts over against what it created.
+      auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
+                    done](ApiResult<store::Bytes> r) mutable {
+        if (!r && r.error().reason == "AlreadyExists" && attempt + 1 < kMaxConflictRetries) {
+          return PatchAttempt(info, ns, name, sub, type, patch, options, attempt + 1, 0,
+                              std::move(done));
+        }
+        done(std::move(r));
+      };
+      return ApplyAttempt(info, ns, name, sub, nullptr, nullptr, *patch, options, std::move(done),
+                          std::move(retry));
+    }
     if (!current) return done(ApiErr(NotFoundError(info, name)));
     if (current->revision == stale) {
       // The write that beat us is not in the cache yet: wait for the cache to move on.
@@ -895,6 +980,18 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
     }
     Result<Document> doc = ParseCurrent(*current);
     if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
+    auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
+                  read = current->revision, done](ApiResult<store::Bytes> r) mutable {
+      if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
+        return PatchAttempt(info, ns, name, sub, type, patch, options, attempt + 1, read,
+                            std::move(done));
+      }
+      done(std::move(r));
+    };
+    if (type == api::PatchType::kApplyPatch) {
+      return ApplyAttempt(info, ns, name, sub, std::move(current), &*doc, *patch, options,
+                          std::move(done), std::move(retry));
+    }
     Result<Document> patched = api::ApplyPatch(type, info.kind, *doc, *patch);
     if (!patched) return done(ApiErr(patched.error()));
     if (!patched->IsObject()) {
@@ -907,30 +1004,73 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
         return done(ApiErr(r.error()));
       }
     }
-    auto meta = patched->FindMember("metadata");
-    if (meta != patched->MemberEnd()) {
-      std::string_view rv = StringMember(meta->value, "resourceVersion");
-      if (!rv.empty() && rv != std::to_string(current->revision)) {
-        return done(ApiErr(ConflictError(info, name)));
-      }
-      std::string_view body_name = StringMember(meta->value, "name");
-      if (!body_name.empty() && body_name != name) {
-        return done(ApiErr(BadRequestError("the name of the object (" + std::string(body_name) +
-                                           ") does not match the name on the URL (" + name + ")")));
-      }
+    if (auto r = CheckPatched(info, ns, name, current->revision, *patched); !r) {
+      return done(ApiErr(r.error()));
     }
-    if (auto r = CheckTypeMeta(info, *patched); !r) return done(ApiErr(r.error()));
-    if (auto r = CheckNamespaceOfBody(info, *patched, ns); !r) return done(ApiErr(r.error()));
-    auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
-                  read = current->revision, done](ApiResult<store::Bytes> r) mutable {
-      if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
-        return PatchAttempt(info, ns, name, sub, type, patch, options, attempt + 1, read,
-                            std::move(done));
-      }
-      done(std::move(r));
-    };
     UpdateFrom(info, std::move(current), *doc, sub, std::move(*patched), options, std::move(retry));
   });
+}
+
+void Registry::ApplyAttempt(const ResourceInfo& info, const std::string& ns,
+                            const std::string& name, Subresource sub, ObjectPtr current,
+                            const Document* live, const std::string& applied_json,
+                            const WriteOptions& options, WriteCallback done,
+                            WriteCallback written) {
+  // The API server has decoded the apply configuration already.
+  Result<Document> applied = api::ParseJson(applied_json);
+  if (!applied)
+    return done(ApiErr(BadRequestError("error decoding YAML: " + applied.error().message())));
+  std::vector<api::ManagedFieldsEntry> entries;
+  if (live != nullptr) {
+    auto meta = live->FindMember("metadata");
+    if (meta != live->MemberEnd() && meta->value.IsObject()) {
+      if (auto mf = meta->value.FindMember("managedFields"); mf != meta->value.MemberEnd()) {
+        Result<std::vector<api::ManagedFieldsEntry>> decoded = api::DecodeManagedFields(mf->value);
+        if (!decoded) {
+          return done(ApiErr(
+              NewInternalError("failed to decode managed fields: " + decoded.error().message())));
+        }
+        entries = std::move(*decoded);
+      }
+    }
+  }
+  ManagerScope scope(info, sub, NowRfc3339());
+  std::vector<api::ApplyConflict> conflicts;
+  Result<api::ApplyResult> result = api::Apply(live, *applied, options.field_manager, options.force,
+                                               scope.scope, entries, &conflicts);
+  if (!result) {
+    if (!conflicts.empty()) return done(ApiErr(ApplyConflictError(conflicts)));
+    return done(ApiErr(result.error()));
+  }
+  Document& next = result->object;
+  if (auto r = CheckPatched(info, ns, name, current ? current->revision : 0, next); !r) {
+    return done(ApiErr(r.error()));
+  }
+  if (current) {
+    // Upstream defaults the merged object as it converts it back (structuredmerge.go), so a
+    // defaulted field an apply stops naming is set again rather than cleared.
+    if (info.resource == Resource::kPods && sub == Subresource::kNone) {
+      EnsureObject(next, "spec", next.GetAllocator());
+      api::SetPodDefaults(next);
+    }
+    return UpdateFrom(info, std::move(current), *live, sub, std::move(next), options,
+                      std::move(written), ManagedFieldsFrom::kApply);
+  }
+  // patch.go applyPatch on a create: the apply configuration may not name a uid, and the name
+  // is the URL's.
+  Value& meta = next["metadata"];
+  if (std::string_view uid = StringMember(meta, "uid"); !uid.empty()) {
+    return done(ApiErr(ConflictError(info, name,
+                                     "uid mismatch: the provided object specified uid " +
+                                         std::string(uid) + ", and no existing object was found")));
+  }
+  SetString(meta, "name", name, next.GetAllocator());
+  CreateSynced(
+      info, ns, next, options, ManagedFieldsFrom::kApply,
+      [created = options.created, written = std::move(written)](ApiResult<store::Bytes> r) {
+        if (r && created) *created = true;
+        written(std::move(r));
+      });
 }
 
 void Registry::Delete(const ResourceInfo& info, std::string namespace_, std::string name,

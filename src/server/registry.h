@@ -60,6 +60,16 @@ struct WriteOptions {
   // in-process writer, nothing checked.
   std::optional<api::FieldValidation> field_validation;
   std::shared_ptr<std::vector<std::string>> warnings;
+  // The manager `metadata.managedFields` records this write under (upstream's fieldManager, or
+  // the User-Agent's prefix): create, update and patch add its Update entry. Empty: an
+  // untracked in-process writer (scheduler, controllers, kubelets), for whom no field set is
+  // computed: the stored object's managedFields are carried over as they are.
+  std::string field_manager;
+  // Server-side apply (api::PatchType::kApplyPatch, which needs a field_manager): take the
+  // fields other managers own instead of answering 409 with the conflicts.
+  bool force = false;
+  // Set to true by a server-side apply that created the object (answered 201, not 200).
+  std::shared_ptr<bool> created;
 };
 
 // DeleteOptions.propagationPolicy: what becomes of the object's dependents (objects whose
@@ -125,6 +135,8 @@ class Registry {
   // PUT. The body's name must match `name`.
   void Update(const ResourceInfo& info, std::string namespace_, std::string name, Subresource sub,
               rapidjson::Document body, WriteOptions options, WriteCallback done);
+  // kApplyPatch is server-side apply: `patch` is the apply configuration as JSON, merged into
+  // the object (which it creates when missing) by options.field_manager.
   void Patch(const ResourceInfo& info, std::string namespace_, std::string name, Subresource sub,
              api::PatchType type, std::string patch, WriteOptions options, WriteCallback done);
   // Answers with the object's last state.
@@ -153,9 +165,25 @@ class Registry {
   void Write(const ResourceInfo& info, ObjectPtr current, rapidjson::Document next,
              TypedObject typed, WriteOptions options, WriteCallback done);
   // `old` is `current` parsed.
+  // Where a write's metadata.managedFields come from: the writer (its Update entry when
+  // options.field_manager is set, else the stored object's carried over), or a server-side
+  // apply that has already set them.
+  enum class ManagedFieldsFrom : unsigned char { kWriter, kApply };
+  void CreateSynced(const ResourceInfo& info, const std::string& namespace_,
+                    rapidjson::Document& doc, const WriteOptions& options,
+                    ManagedFieldsFrom managed_fields, WriteCallback done);
   void UpdateFrom(const ResourceInfo& info, ObjectPtr current, const rapidjson::Document& old,
                   Subresource sub, rapidjson::Document body, WriteOptions options,
-                  WriteCallback done);
+                  WriteCallback done,
+                  ManagedFieldsFrom managed_fields = ManagedFieldsFrom::kWriter);
+  // PatchAttempt's server-side apply: merges the apply configuration into `live` (`current`
+  // parsed; null: the object is created) and hands the result to UpdateFrom or CreateSynced,
+  // whose outcome goes to `written` (which may start over on a conflict); the apply's own
+  // refusals (409 field conflicts included) go to `done`.
+  void ApplyAttempt(const ResourceInfo& info, const std::string& namespace_,
+                    const std::string& name, Subresource sub, ObjectPtr current,
+                    const rapidjson::Document* live, const std::string& applied,
+                    const WriteOptions& options, WriteCallback done, WriteCallback written);
   void PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
                     Subresource sub, api::PatchType type, std::shared_ptr<const std::string> patch,
                     WriteOptions options, int attempt, store::Revision stale, WriteCallback done);

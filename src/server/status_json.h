@@ -108,11 +108,11 @@ StatusError NewUnsupportedMediaType(std::span<const std::string_view> accepted);
 // alpha gate in 1.35 and off).
 inline constexpr std::string_view kBodyMediaTypes[] = {"application/json", "application/yaml",
                                                        "application/vnd.kubernetes.protobuf"};
-// What a PATCH body may be for built-in kinds (handlers/patch.go, in that order).
-// Server-side apply (application/apply-patch+yaml) is not served, so it is not listed.
-inline constexpr std::string_view kPatchMediaTypes[] = {"application/json-patch+json",
-                                                        "application/merge-patch+json",
-                                                        "application/strategic-merge-patch+json"};
+// What a PATCH body may be for built-in kinds (handlers/patch.go, in that order; apply-patch+cbor
+// is behind the CBOR gate, off).
+inline constexpr std::string_view kPatchMediaTypes[] = {
+    "application/json-patch+json", "application/merge-patch+json",
+    "application/strategic-merge-patch+json", "application/apply-patch+yaml"};
 // 406 `only the following media types are accepted: ...` (negotiation errNotAcceptable).
 StatusError NewNotAcceptable(std::span<const std::string_view> accepted);
 // 410 Expired with `message` (NewResourceExpired).

@@ -97,7 +97,7 @@ TEST(StatusJsonTest, RequestErrors) {
   EXPECT_EQ(NewUnsupportedMediaType(kPatchMediaTypes).message,
             "the body of the request was in an unknown format - accepted media types include: "
             "application/json-patch+json, application/merge-patch+json, "
-            "application/strategic-merge-patch+json");
+            "application/strategic-merge-patch+json, application/apply-patch+yaml");
 
   StatusError not_acceptable = NewNotAcceptable(kBodyMediaTypes);
   EXPECT_EQ(not_acceptable.code, 406);

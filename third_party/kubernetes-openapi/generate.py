@@ -61,8 +61,8 @@ SERVED_RESOURCES = [
     ("scheduling.k8s.io", "v1", "priorityclasses", []),
 ]
 
-# Request body types upstream lists that kubetaint does not take: server-side apply.
-UNSERVED_CONSUMES = frozenset(["application/apply-patch+yaml", "application/apply-patch+cbor"])
+# Request body types upstream lists that kubetaint does not take: server-side apply in CBOR.
+UNSERVED_CONSUMES = frozenset(["application/apply-patch+cbor"])
 
 # What a kept schema (a definition, a property, an `items` or `additionalProperties`) carries.
 KEPT_KEYS = frozenset([

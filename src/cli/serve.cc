@@ -263,6 +263,7 @@ int RunServe(const ServeOptions& options) {
   server::Registry::Options registry_options;
   registry_options.gates = options.gates;
   registry_options.admission = std::move(*admission);
+  registry_options.track_managed_fields_on_create = options.managed_fields_on_create;
   registry_options.now = [c = clock.get()] {
     return std::chrono::time_point_cast<std::chrono::system_clock::duration>(c->Now());
   };

@@ -29,6 +29,9 @@ struct ServeOptions {
   // Plain HTTP besides, unauthenticated (-1: off; 0: any free port).
   int insecure_port = -1;
   std::string insecure_bind_address = "127.0.0.1";
+  // Record managedFields from an object's creation (kube-apiserver's default), rather than from
+  // its first server-side apply.
+  bool managed_fields_on_create = false;
   FeatureGates gates;
   int nodes = 0;  // simulated kubelets of node1..nodeN
   // Their --node-status-update-frequency.

@@ -151,7 +151,9 @@ class ApiServerTest : public ::testing::Test {
 
   void StartServer() {
     store_ = store::NewMemoryStore();
-    registry_ = std::make_unique<Registry>(store_.get(), Registry::Options{});
+    Registry::Options registry_options;
+    registry_options.track_managed_fields_on_create = track_managed_fields_on_create_;
+    registry_ = std::make_unique<Registry>(store_.get(), registry_options);
     ASSERT_TRUE(registry_->Start().ok());
     api_ = std::make_unique<ApiServer>(registry_.get());
     HttpServerOptions options;
@@ -163,6 +165,8 @@ class ApiServerTest : public ::testing::Test {
     Create("/api/v1/nodes", kNode1Json);
     Create(kPods, kP1Json);
   }
+
+  bool track_managed_fields_on_create_ = false;
 
   // One request on a new connection. Watches come back with their head only.
   HttpResponse Do(std::string_view method, std::string_view target, std::string_view body = "",
@@ -1903,7 +1907,17 @@ TEST_F(ApiServerTest, ServerSideApplyCreatesThenMergesAndPrunes) {
   EXPECT_EQ(Rev(), before);
 }
 
-TEST_F(ApiServerTest, ApplyConflictIs409WithOneCausePerFieldAndForceTakesIt) {
+// kube-apiserver's default: managedFields recorded from every object's creation
+// (serve --managed-fields-on-create).
+class ApiServerTrackingTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    track_managed_fields_on_create_ = true;
+    StartServer();
+  }
+};
+
+TEST_F(ApiServerTrackingTest, ApplyConflictIs409WithOneCausePerFieldAndForceTakesIt) {
   // kubectl's client-side apply writes the label first (an Update entry).
   HttpResponse r = Do("PATCH", std::string(kP1) + "?fieldManager=kubectl-client-side-apply",
                       R"({"metadata":{"labels":{"team":"a"}}})", "application/merge-patch+json");
@@ -1985,7 +1999,7 @@ TEST_F(ApiServerTest, ApplyOptionsAreValidatedAsUpstream) {
       before, "unknown field");
 }
 
-TEST_F(ApiServerTest, EveryHttpWriteRecordsItsManager) {
+TEST_F(ApiServerTrackingTest, EveryHttpWriteRecordsItsManager) {
   // Create: the fieldManager kubectl sends.
   Json created = Create(std::string(kPods) + "?fieldManager=kubectl-create", PodJson("m"));
   EXPECT_EQ(Managers(created), (std::vector<std::string>{"kubectl-create Update"}));
@@ -2029,7 +2043,7 @@ TEST_F(ApiServerTest, EveryHttpWriteRecordsItsManager) {
   EXPECT_EQ(Managers(Json(r.body)), (std::vector<std::string>{})) << r.body;
 }
 
-TEST_F(ApiServerTest, InProcessWritesCarryManagedFieldsOver) {
+TEST_F(ApiServerTrackingTest, InProcessWritesCarryManagedFieldsOver) {
   // The scheduler, controllers and kubelets write without a manager: nothing is computed and
   // the stored entries stay as they were, whatever the writer sent.
   const std::string before = FieldsOf(GetJson(kP1), "unknown");
@@ -2044,6 +2058,44 @@ TEST_F(ApiServerTest, InProcessWritesCarryManagedFieldsOver) {
   EXPECT_EQ(p1.Str("/metadata/labels/x"), "y");
   EXPECT_EQ(Managers(p1), (std::vector<std::string>{"unknown Update"}));
   EXPECT_EQ(FieldsOf(p1, "unknown"), before);
+}
+
+// serve's default: an object is tracked from its first server-side apply (upstream's
+// skipnonapplied.go with a create probability of 0); before it, writes record nobody; at it, the
+// fields already there go to "before-first-apply"; after it, every writer is recorded.
+TEST_F(ApiServerTest, ManagedFieldsStartAtTheFirstApply) {
+  auto managers = [&](std::string_view target) {
+    std::vector<std::string> out;
+    Json j = GetJson(target);
+    const rapidjson::Value* mf = j.At("/metadata/managedFields");
+    if (mf == nullptr || !mf->IsArray()) return out;
+    for (const auto& e : mf->GetArray()) {
+      out.push_back(std::string(e["manager"].GetString()) + ":" + e["operation"].GetString());
+    }
+    return out;
+  };
+  const std::string pod = std::string(kPods) + "/late";
+  EXPECT_EQ(Do("POST", std::string(kPods) + "?fieldManager=kubectl-create", PodJson("late")).status,
+            201);
+  EXPECT_TRUE(managers(pod).empty());
+  EXPECT_EQ(Do("PATCH", pod + "?fieldManager=kubectl-label", R"({"metadata":{"labels":{"a":"1"}}})",
+               "application/merge-patch+json")
+                .status,
+            200);
+  EXPECT_TRUE(managers(pod).empty());
+  HttpResponse r = Do("PATCH", pod + "?fieldManager=kubectl",
+                      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"late",
+                          "labels":{"b":"2"}}})",
+                      "application/apply-patch+yaml");
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Apply entries first, as upstream encodes them (managedfields.go sortEncodedManagedFields).
+  EXPECT_EQ(managers(pod),
+            (std::vector<std::string>{"kubectl:Apply", "before-first-apply:Update"}));
+  r = Do("PATCH", pod + "?fieldManager=kubectl-label", R"({"metadata":{"labels":{"c":"3"}}})",
+         "application/merge-patch+json");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(managers(pod), (std::vector<std::string>{"kubectl:Apply", "before-first-apply:Update",
+                                                     "kubectl-label:Update"}));
 }
 
 }  // namespace

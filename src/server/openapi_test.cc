@@ -348,10 +348,9 @@ TEST(OpenApiV3Test, ConvertsAsKubeOpenApi) {
               "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch");
   }
   // Server-side apply is served in YAML (and JSON), not in CBOR: upstream's list without CBOR.
-  EXPECT_EQ(types,
-            (std::set<std::string>{"application/apply-patch+yaml", "application/json-patch+json",
-                                   "application/merge-patch+json",
-                                   "application/strategic-merge-patch+json"}));
+  EXPECT_EQ(types, (std::set<std::string>{
+                       "application/apply-patch+yaml", "application/json-patch+json",
+                       "application/merge-patch+json", "application/strategic-merge-patch+json"}));
   EXPECT_EQ(Str(patch["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]),
             "#/components/schemas/io.k8s.api.core.v1.Pod");
   EXPECT_EQ(Str(patch["responses"]["401"]["description"]), "Unauthorized");

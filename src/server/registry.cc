@@ -555,7 +555,7 @@ void Registry::CreateSynced(const ResourceInfo& info, const std::string& ns, Doc
   // Upstream's create handler records the writer before mutating admission, so the
   // defaults are the creator's and what the strategy then sets is nobody's.
   if (managed_fields == ManagedFieldsFrom::kWriter) {
-    if (options.field_manager.empty()) {
+    if (options.field_manager.empty() || !options_.track_managed_fields_on_create) {
       RemoveMember(doc["metadata"], "managedFields");
     } else {
       ManagerScope scope(info, Subresource::kNone, NowRfc3339());
@@ -653,6 +653,15 @@ store::ValueStamp PrepareStamp(WatchCache* cache, TypedObject typed) {
     if (typed.SetResourceVersion(revision)) cache->Prepare(revision, stamped, std::move(typed));
     return stamped;
   };
+}
+
+}  // namespace
+
+namespace {
+
+bool HasManagedFields(const Value& meta) {
+  auto it = meta.FindMember("managedFields");
+  return it != meta.MemberEnd() && it->value.IsArray() && !it->value.Empty();
 }
 
 }  // namespace
@@ -774,7 +783,9 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   // Upstream's update handlers record the writer on the object as decoded (defaults set), before
   // the strategy's PrepareForUpdate and admission.
   if (managed_fields == ManagedFieldsFrom::kWriter) {
-    if (options.field_manager.empty()) {
+    if (options.field_manager.empty() || (!HasManagedFields(old_meta) && !HasManagedFields(meta))) {
+      // An in-process writer, or an object nobody tracks yet (upstream skipnonapplied.go: an
+      // update of an object without managedFields is not tracked).
       CopyMember(old_meta, meta, "managedFields", nalloc);
     } else {
       ManagerScope scope(info, sub, NowRfc3339());

@@ -21,7 +21,10 @@ bin=${1:?usage: ssa_test.sh KUBETAINT_BINARY}
 source "$(dirname "$0")/lib.sh"
 require_kubectl
 
-start_server "$tmp/data" --store memory --nodes 0 --disable-scheduler \
+# --managed-fields-on-create: managers recorded from creation, as kube-apiserver does (serve's
+# default starts at an object's first server-side apply; see the unit test
+# ApiServerTest.ManagedFieldsStartAtTheFirstApply).
+start_server "$tmp/data" --store memory --nodes 0 --disable-scheduler --managed-fields-on-create \
   '--controllers=*,-node-lifecycle-controller' --disable-admission-plugins=TaintNodesByCondition ||
   finish
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-echo "kubetaint: serving HTTPS; point kubectl at it with"
-echo "  export KUBECONFIG=$PWD/kubetaint-data/kubeconfig"
-echo "(the kubeconfig holds the server's CA and an admin client certificate; kubectl uses it as it is)"
+echo "kubetaint: serving HTTPS; point kubectl at the kubeconfig it writes (the serving line names it):"
+echo "  export KUBECONFIG=$PWD/kubetaint-data/kubeconfig     # the default --data-dir"
+echo "(it holds the server's CA and an admin client certificate; kubectl uses it as it is)"
 exec build/kubetaint serve --nodes 3 "$@"

@@ -1,13 +1,10 @@
 #include "admission/config_file.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "api/codec.h"
 #include "api/manifest.h"
+#include "core/file.h"
 
 namespace kt::admission {
 
@@ -30,29 +27,17 @@ Status StringMember(const Value& obj, const char* name, std::string_view where, 
   return Status::Ok();
 }
 
-// Go's os error text: "open a.yaml: no such file or directory".
-std::string OsError(std::string_view op, const std::string& path, int err) {
-  std::string text = std::strerror(err);
-  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
-  return std::string(op) + " " + path + ": " + text;
-}
-
-// The file's bytes, or the error as Go's os.ReadFile words it.
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Err(BadRequest(OsError("open", path, errno)));
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return Err(BadRequest(OsError("read", path, EISDIR)));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+// The file's bytes, or the error as Go's os.ReadFile words it (a bad flag: kBadRequest).
+Result<std::string> ReadConfigFile(const std::string& path) {
+  Result<std::string> bytes = kt::ReadFile(path);
+  if (!bytes) return Err(BadRequest(bytes.error().message()));
+  return bytes;
 }
 
 }  // namespace
 
 Result<std::vector<PluginConfiguration>> ReadAdmissionConfiguration(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadConfigFile(path);
   if (!text) {
     return Err(BadRequest("unable to read admission control configuration from \"" + path + "\" [" +
                           text.error().message() + "]"));
@@ -106,7 +91,7 @@ Result<PluginConfig> ConfigFor(std::span<const PluginConfiguration> plugins,
     if (p.name != name) continue;
     if (p.configuration) return PluginConfig{p.configuration, p.where + ".configuration"};
     if (p.path.empty()) return PluginConfig{};
-    Result<std::string> text = ReadFile(p.path);
+    Result<std::string> text = ReadConfigFile(p.path);
     if (!text) return Err(text.error().WithPrefix(p.where + ".path: "));
     Result<rapidjson::Document> doc = api::YamlToJson(*text);
     if (!doc) return Err(doc.error().WithPrefix(p.path + ": "));

@@ -68,6 +68,7 @@
 #include "core/thread_name.h"
 #include "server/authn.h"
 #include "server/http.h"
+#include "server/internal/openssl_ptr.h"
 #include "server/server_stream.h"
 
 namespace kt::server {
@@ -265,20 +266,9 @@ std::shared_ptr<const ClientCertificate> PeerCertificate(SSL* ssl) {
   return out;
 }
 
-// OpenSSL's reason for the last failure, cleared from its queue.
-std::string OpenSslReason() {
-  unsigned long code = 0;
-  unsigned long last = 0;
-  while ((code = ERR_get_error()) != 0) last = code;
-  if (last == 0) return "unknown error";
-  char buf[256];
-  ERR_error_string_n(last, buf, sizeof buf);
-  return buf;
-}
-
 Result<std::unique_ptr<ssl::context>> NewTlsContext(const HttpTlsOptions& o) {
   auto bad = [](std::string_view what) {
-    return Err(BadRequest(std::string(what) + ": " + OpenSslReason()));
+    return Err(BadRequest(std::string(what) + ": " + internal::OpenSslReason()));
   };
   ERR_clear_error();
   auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);

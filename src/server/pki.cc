@@ -58,21 +58,8 @@ using internal::GeneralNamesPtr;
 using internal::Ia5StringPtr;
 using internal::KeyPtr;
 using internal::OctetStringPtr;
+using internal::OpenSslReason;
 using internal::X509Ptr;
-
-// OpenSSL's reason for the last failure (the newest entry of the thread's error queue, which
-// names the actual cause; older entries are its context), and a clean queue for the next call.
-std::string OpenSslReason() {
-  unsigned long code = ERR_peek_last_error();
-  std::string reason = "unknown OpenSSL error";
-  if (code != 0) {
-    char buf[256];
-    ERR_error_string_n(code, buf, sizeof(buf));
-    reason = buf;
-  }
-  ERR_clear_error();
-  return reason;
-}
 
 Status OpenSslFailure(std::string_view what) {
   return Internal(std::string(what) + ": " + OpenSslReason());

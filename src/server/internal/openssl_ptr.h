@@ -4,13 +4,16 @@
 //   X509Ptr cert(PEM_read_bio_X509(bio, nullptr, nullptr, nullptr));
 //   if (!cert) return ...;  // freed on every path from here on
 //
-// Internal to src/server (pki.cc and the tests): OpenSSL's headers stay out of public headers.
+// Internal to src/server (pki.cc, http_server.cc and the tests): OpenSSL's headers stay out of
+// public headers.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -39,5 +42,19 @@ using SslPtr = std::unique_ptr<SSL, OpenSslDeleter<SSL_free>>;
 using X509Ptr = std::unique_ptr<X509, OpenSslDeleter<X509_free>>;
 using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, OpenSslDeleter<X509_STORE_CTX_free>>;
 using X509StorePtr = std::unique_ptr<X509_STORE, OpenSslDeleter<X509_STORE_free>>;
+
+// OpenSSL's reason for the last failure (the newest entry of the thread's error queue, which
+// names the actual cause; older entries are its context), and a clean queue for the next call.
+inline std::string OpenSslReason() {
+  const unsigned long code = ERR_peek_last_error();
+  std::string reason = "unknown OpenSSL error";
+  if (code != 0) {
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof(buf));
+    reason = buf;
+  }
+  ERR_clear_error();
+  return reason;
+}
 
 }  // namespace kt::server::internal

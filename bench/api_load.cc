@@ -26,11 +26,11 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
-#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -270,7 +270,8 @@ class HttpConn {
   bool ReadMore() {
     char tmp[65536];
     for (;;) {
-      ssize_t n = ssl_ != nullptr ? SSL_read(ssl_, tmp, sizeof(tmp)) : ::recv(fd_, tmp, sizeof(tmp), 0);
+      ssize_t n =
+          ssl_ != nullptr ? SSL_read(ssl_, tmp, sizeof(tmp)) : ::recv(fd_, tmp, sizeof(tmp), 0);
       if (n < 0 && errno == EINTR && ssl_ == nullptr) continue;
       if (n <= 0) return false;
       buf_.append(tmp, static_cast<size_t>(n));

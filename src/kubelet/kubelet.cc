@@ -473,8 +473,9 @@ void Kubelets::RenewLease(int i) {
   };
   if (n.lease_known) {
     heartbeat_client_->Patch(Resource::kLeases, std::string(kLeaseNamespace), n.name,
-                   server::Subresource::kNone, api::PatchType::kMergePatch,
-                   R"({"spec":{"renewTime":")" + renew_time + R"("}})", Tracked(std::move(done)));
+                             server::Subresource::kNone, api::PatchType::kMergePatch,
+                             R"({"spec":{"renewTime":")" + renew_time + R"("}})",
+                             Tracked(std::move(done)));
     return;
   }
   // The lease is owned by the Node, so that it goes with it (upstream's kubelet does the same).
@@ -513,13 +514,13 @@ void Kubelets::PostStatus(int i) {
   std::string patch = R"({"status":{"conditions":)" + ConditionsJson(n, FormatRfc3339(now)) + "}}";
   heartbeat_client_->Patch(Resource::kNodes, "", n.name, server::Subresource::kStatus,
                            api::PatchType::kStrategicMergePatch, std::move(patch),
-                 Tracked([this, i](server::ApiResult<store::Bytes> r) {
-                   loop_->Post([this, i, ok = r.has_value()] {
-                     NodeState& n = nodes_[static_cast<size_t>(i)];
-                     n.status_busy = false;
-                     if (!ok) n.status_dirty = true;  // tried again at the next tick
-                   });
-                 }));
+                           Tracked([this, i](server::ApiResult<store::Bytes> r) {
+                             loop_->Post([this, i, ok = r.has_value()] {
+                               NodeState& n = nodes_[static_cast<size_t>(i)];
+                               n.status_busy = false;
+                               if (!ok) n.status_dirty = true;  // tried again at the next tick
+                             });
+                           }));
 }
 
 void Kubelets::OnNode(const ObjectPtr& node) {

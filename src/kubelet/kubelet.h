@@ -193,7 +193,8 @@ class Kubelets {
   Options options_;
   client::Clock* clock_;
   client::Client* client_;
-  client::Client* heartbeat_client_;  // leases and node status: options_.heartbeat_client or client_
+  client::Client*
+      heartbeat_client_;  // leases and node status: options_.heartbeat_client or client_
   std::unique_ptr<client::Informer> pod_informer_;
   std::unique_ptr<client::Informer> node_informer_;
   std::unique_ptr<client::Loop> loop_;

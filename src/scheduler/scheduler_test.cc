@@ -246,13 +246,15 @@ TEST(SchedulerTest, PreemptionPolicyNeverDoesNotPreempt) {
 TEST(SchedulerTest, AnUntoleratedTaintIsNotResolvedByPreemption) {
   Cluster c;
   c.Create(Resource::kPriorityClasses, R"({"metadata":{"name":"high"},"value":1000})");
-  c.Create(Resource::kNodes,
-           NodeJson("node1", R"({"taints":[{"key":"dedicated","value":"x","effect":"NoSchedule"}]})",
-                    "{}", R"("cpu":"1","memory":"1Gi","pods":"110")"));
-  c.Create(Resource::kPods,
-           PodJson("resident",
-                   R"("tolerations":[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"}])",
-                   R"("cpu":"800m")"));
+  c.Create(
+      Resource::kNodes,
+      NodeJson("node1", R"({"taints":[{"key":"dedicated","value":"x","effect":"NoSchedule"}]})",
+               "{}", R"("cpu":"1","memory":"1Gi","pods":"110")"));
+  c.Create(
+      Resource::kPods,
+      PodJson("resident",
+              R"("tolerations":[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"}])",
+              R"("cpu":"800m")"));
   c.Settle();
   ASSERT_EQ(c.NodeOf("resident"), "node1");
   c.Create(Resource::kPods, PodJson("vip", R"("priorityClassName":"high")", R"("cpu":"800m")"));

@@ -26,25 +26,12 @@ NODES=${NODES:-5000}
 PODS=${PODS:-150000}
 RUNS=${RUNS:-3}
 SECS=${SECS:-4}
-BIN=${BIN:-$BUILD/kubetaint}
-LOAD=$BUILD/bench/api_load
 
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  cmake --build "$BUILD" --target kubetaint api_load >/dev/null
-fi
-[ -x "$BIN" ] && [ -x "$LOAD" ] || { echo "missing $BIN or $LOAD" >&2; exit 1; }
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-api-load.XXXXXX")
-DATA=$TMP/data
 CLK_TCK=$(getconf CLK_TCK)
 # shellcheck source=bench/server.sh
 source bench/server.sh
-cleanup() {
-  stop_server
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup api-load
+DATA=$TMP/data
 
 cpu_seconds() {  # utime + stime of the server (fields 14, 15 of /proc/PID/stat)
   awk -v t="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$SERVER_PID/stat"

@@ -27,23 +27,10 @@ PER_NODE=${PER_NODE:-100}
 SEQ_NODES=${SEQ_NODES:-200}
 SEQ_PER_NODE=${SEQ_PER_NODE:-110}
 ONLY=${ONLY:-}
-BIN=${BIN:-$BUILD/kubetaint}
-LOAD=$BUILD/bench/api_load
 
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  cmake --build "$BUILD" --target kubetaint api_load >/dev/null
-fi
-[ -x "$BIN" ] && [ -x "$LOAD" ] || { echo "missing $BIN or $LOAD" >&2; exit 1; }
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-evict-e2e.XXXXXX")
 # shellcheck source=bench/server.sh
 source bench/server.sh
-cleanup() {
-  stop_server
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup evict-e2e
 
 run() {  # a bounded api_load step
   echo "\$ api_load $* --url $URL --pid $SERVER_PID   [loadavg $(cut -d' ' -f1-3 /proc/loadavg)]"

@@ -20,23 +20,10 @@ NODES=${NODES:-5000}
 INIT=${INIT:-1000}
 PODS=${PODS:-10000}
 RUNS=${RUNS:-3}
-BIN=${BIN:-$BUILD/kubetaint}
-LOAD=$BUILD/bench/api_load
 
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  cmake --build "$BUILD" --target kubetaint api_load >/dev/null
-fi
-[ -x "$BIN" ] && [ -x "$LOAD" ] || { echo "missing $BIN or $LOAD" >&2; exit 1; }
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-sched-e2e.XXXXXX")
 # shellcheck source=bench/server.sh
 source bench/server.sh
-cleanup() {
-  stop_server
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup sched-e2e
 
 run() {  # a bounded api_load step
   echo "\$ api_load schedule $* --url $URL --nodes $NODES --pid $SERVER_PID   [loadavg $(cut -d' ' -f1-3 /proc/loadavg)]"

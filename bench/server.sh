@@ -3,6 +3,7 @@
 # the PID started here is ever signalled.
 #
 #   source bench/server.sh
+#   bench_setup NAME                       # BIN, LOAD built; TMP made; both cleaned up on exit
 #   start_server "$BIN" DATA_DIR LOG_PREFIX [serve flags...]   # sets SERVER_PID and URL
 #   stop_server
 
@@ -42,4 +43,24 @@ start_server() {
   URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$log.out" | head -1)
   [ -n "$URL" ] || { echo "server did not start" >&2; exit 1; }
   echo "server pid $SERVER_PID${*:+ ($*)}: $(cat "$log.out")"
+}
+
+# The common start of a load script, once BUILD is set: builds kubetaint and api_load (unless
+# SKIP_BUILD=1), sets BIN (unless given) and LOAD, makes TMP, and on exit stops the server and
+# removes TMP.
+bench_setup() {
+  BIN=${BIN:-$BUILD/kubetaint}
+  LOAD=$BUILD/bench/api_load
+  if [ "${SKIP_BUILD:-0}" != 1 ]; then
+    cmake --build "$BUILD" --target kubetaint api_load >/dev/null
+  fi
+  [ -x "$BIN" ] && [ -x "$LOAD" ] || { echo "missing $BIN or $LOAD" >&2; exit 1; }
+  TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-$1.XXXXXX")
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+  stop_server
+  rm -rf "$TMP"
 }

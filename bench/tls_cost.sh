@@ -17,22 +17,11 @@ NODES=${NODES:-500}
 PODS=${PODS:-20000}
 RUNS=${RUNS:-3}
 SECS=${SECS:-3}
-BIN=${BIN:-$BUILD/kubetaint}
-LOAD=$BUILD/bench/api_load
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  cmake --build "$BUILD" --target kubetaint api_load >/dev/null
-fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubetaint-tls-cost.XXXXXX")
-DATA=$TMP/data
 # shellcheck source=bench/server.sh
 source bench/server.sh
-cleanup() {
-  stop_server
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_setup tls-cost
+DATA=$TMP/data
 
 start_server "$BIN" "$DATA" "$TMP/server" "${NO_KUBELETS[@]}"
 PLAIN=$URL

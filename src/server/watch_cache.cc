@@ -188,8 +188,14 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
     if (!prev) return;
     IndexLocked(prev, false);
     objects_.erase(it);
-    applied.push_back(
-        {WatchEventType::kDeleted, e.mod_revision, AtRevision(prev, e.mod_revision), prev, now});
+    const store::Revision prev_revision = prev->revision;
+    applied.push_back(Event{WatchEventType::kDeleted,
+                            e.mod_revision,
+                            AtRevision(prev, e.mod_revision),
+                            std::move(prev),
+                            prev_revision,
+                            {},
+                            now});
     return;
   }
   Result<ObjectPtr> obj =
@@ -213,8 +219,14 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
     objects_.emplace((*obj)->key, *obj);
   }
   IndexLocked(*obj, true);
-  applied.push_back({prev ? WatchEventType::kModified : WatchEventType::kAdded, e.mod_revision,
-                     std::move(*obj), std::move(prev), now});
+  const store::Revision prev_revision = prev ? prev->revision : 0;
+  applied.push_back(Event{prev ? WatchEventType::kModified : WatchEventType::kAdded,
+                          e.mod_revision,
+                          std::move(*obj),
+                          std::move(prev),
+                          prev_revision,
+                          {},
+                          now});
 }
 
 void WatchCache::Prepare(store::Revision revision, const store::Bytes& value, TypedObject typed) {
@@ -236,17 +248,86 @@ TypedObject WatchCache::TakePrepared(store::Revision revision, const store::Byte
   return typed;
 }
 
-bool WatchCache::Deliver(const Event& e, Watcher& w) {
-  if (e.revision <= w.from) return true;
-  const bool cur = e.type != WatchEventType::kDeleted && w.filter.Matches(*e.object);
-  const bool old = e.prev != nullptr && w.filter.Matches(*e.prev);
-  if (cur && !old) return w.sink->OnEvent(WatchEventType::kAdded, e.object);
-  if (cur && old) return w.sink->OnEvent(WatchEventType::kModified, e.object);
+bool WatchCache::Deliver(WatchEventType type, store::Revision revision, const ObjectPtr& object,
+                         const ObjectPtr& prev, bool had_prev, Watcher& w) {
+  if (revision <= w.from) return true;
+  const bool cur = type != WatchEventType::kDeleted && w.filter.Matches(*object);
+  // Without `prev` the filter looks at nothing a key does not fix (the namespace), so the state
+  // before matched exactly when the new one does.
+  const bool old = had_prev && (prev != nullptr ? w.filter.Matches(*prev) : cur);
+  if (cur && !old) return w.sink->OnEvent(WatchEventType::kAdded, object);
+  if (cur && old) return w.sink->OnEvent(WatchEventType::kModified, object);
   if (old) {
-    ObjectPtr gone = e.type == WatchEventType::kDeleted ? e.object : AtRevision(e.prev, e.revision);
+    ObjectPtr gone = type == WatchEventType::kDeleted ? object : AtRevision(prev, revision);
     return w.sink->OnEvent(WatchEventType::kDeleted, gone);
   }
   return true;
+}
+
+void WatchCache::LightenLocked(Event& e) {
+  if (e.prev_revision != 0) {
+    // The state this event superseded was the object of an earlier event, if still logged.
+    auto it = std::lower_bound(
+        log_.begin(), log_.end(), e.prev_revision,
+        [](const Event& logged, store::Revision r) { return logged.revision < r; });
+    if (it != log_.end() && it->revision == e.prev_revision && it->object != nullptr &&
+        it->type != WatchEventType::kDeleted) {
+      it->key = it->object->key;
+      it->object.reset();
+    }
+  }
+  if (e.type == WatchEventType::kDeleted) {
+    e.key = e.object->key;
+    e.object.reset();
+  }
+  e.prev.reset();
+}
+
+Result<ObjectPtr> WatchCache::ReadBack(const std::string& key, store::Revision revision) const {
+  auto too_old = [&] {
+    return Status(StatusCode::kGone, "too old resource version: the state of " + key +
+                                         " at revision " + std::to_string(revision) +
+                                         " has been compacted");
+  };
+  Result<store::RangeResponse> range = store_->Range(store::RangeRequest::Single(key, revision));
+  if (!range) {
+    if (range.error().code() == StatusCode::kGone) return Err(too_old());
+    return Err(range.error());
+  }
+  if (range->kvs.empty() || range->kvs[0].mod_revision != revision) return Err(too_old());
+  const store::KeyValue& kv = range->kvs[0];
+  return MakeStoredObject(info_, kv.key, kv.value, kv.mod_revision, kv.create_revision);
+}
+
+Result<bool> WatchCache::ReplayLocked(const Event& e, Watcher& w) const {
+  if (e.revision <= w.from) return true;
+  const std::string& key = e.object ? e.object->key : e.key;
+  const bool had_prev = e.prev_revision != 0;
+  // A namespace is in the key, so only label, field and in-process filters need the old state.
+  const bool need_prev =
+      had_prev && (!w.filter.labels.Empty() || !w.filter.fields.Empty() || w.filter.predicate);
+  ObjectPtr object = e.object;
+  ObjectPtr prev = e.prev;
+  if (e.type == WatchEventType::kDeleted) {
+    if (!prev) {
+      Result<ObjectPtr> last = ReadBack(key, e.prev_revision);
+      if (!last) return Err(last.error());
+      prev = std::move(*last);
+    }
+    if (!object) object = AtRevision(prev, e.revision);
+  } else {
+    if (!object) {
+      Result<ObjectPtr> now = ReadBack(key, e.revision);
+      if (!now) return Err(now.error());
+      object = std::move(*now);
+    }
+    if (!prev && need_prev) {
+      Result<ObjectPtr> before = ReadBack(key, e.prev_revision);
+      if (!before) return Err(before.error());
+      prev = std::move(*before);
+    }
+  }
+  return Deliver(e.type, e.revision, object, prev, had_prev, w);
 }
 
 void WatchCache::TrimLogLocked() {
@@ -291,13 +372,14 @@ void WatchCache::OnStoreResponse(store::WatchResponse response) {
     for (const store::Event& e : response.events) ApplyLocked(e, applied);
     for (Event& e : applied) {
       for (size_t i = 0; i < watchers_.size();) {
-        if (Deliver(e, watchers_[i])) {
+        if (Deliver(e.type, e.revision, e.object, e.prev, e.prev != nullptr, watchers_[i])) {
           ++i;
         } else {
           watchers_[i] = std::move(watchers_.back());
           watchers_.pop_back();
         }
       }
+      LightenLocked(e);
       log_.push_back(std::move(e));
     }
     revision_ = std::max(revision_, response.revision);
@@ -418,8 +500,13 @@ Result<std::unique_ptr<WatchCache::WatchHandle>> WatchCache::StartWatch(
                             std::to_string(log_floor_) + ")"));
     }
     w.from = resource_version;
-    for (const Event& e : log_) {
-      if (!Deliver(e, w)) return std::unique_ptr<WatchHandle>(std::make_unique<Handle>(nullptr, 0));
+    auto it = std::upper_bound(
+        log_.begin(), log_.end(), resource_version,
+        [](store::Revision r, const Event& logged) { return r < logged.revision; });
+    for (; it != log_.end(); ++it) {
+      Result<bool> delivered = ReplayLocked(*it, w);
+      if (!delivered) return Err(delivered.error());
+      if (!*delivered) return std::unique_ptr<WatchHandle>(std::make_unique<Handle>(nullptr, 0));
     }
     w.from = std::max(resource_version, revision_);
   }

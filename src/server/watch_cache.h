@@ -127,11 +127,21 @@ class WatchCache {
                                                   std::shared_ptr<WatchSink> sink);
 
  private:
+  // A logged event. Live watchers get it whole as it happens; the log then keeps only what a
+  // later replay cannot read back cheaply: `object` while it is the key's current state (shared
+  // with objects_, so it costs nothing), never a superseded state or the state before. A replay
+  // reads those back from the store at their revision (spilled history: from disk), so a burst
+  // of writes costs the log a few dozen bytes per event rather than a copy of each version.
   struct Event {
     WatchEventType type;
     store::Revision revision;
-    ObjectPtr object;  // the new state; for kDeleted the last state at the deletion's revision
-    ObjectPtr prev;    // the state before, or null
+    // The new state (for kDeleted: the last state at the deletion's revision); null once
+    // superseded or, for kDeleted, once delivered live.
+    ObjectPtr object;
+    // The state before; null once delivered live.
+    ObjectPtr prev;
+    store::Revision prev_revision = 0;  // the revision of the state before; 0: none
+    std::string key;                    // set when `object` is null
     std::chrono::steady_clock::time_point at;
   };
   struct Watcher {
@@ -153,8 +163,18 @@ class WatchCache {
   void OnStoreResponse(store::WatchResponse response);
   void ApplyLocked(const store::Event& e, std::vector<Event>& applied);
   void IndexLocked(const ObjectPtr& object, bool add);
-  // Delivers `e` to `w`; false if the watcher must go.
-  static bool Deliver(const Event& e, Watcher& w);
+  // Delivers an event (with its states read back: `prev` may be null when `had_prev` if the
+  // filter looks only at the key) to `w`; false if the watcher must go.
+  static bool Deliver(WatchEventType type, store::Revision revision, const ObjectPtr& object,
+                      const ObjectPtr& prev, bool had_prev, Watcher& w);
+  // Drops from a delivered event, and from the logged event of the state it superseded, what
+  // a replay reads back from the store (see Event).
+  void LightenLocked(Event& e);
+  // Replays `e` to `w`, reading back from the store what the log let go. kGone if the store
+  // has compacted it away; false in the result: the watcher must go.
+  Result<bool> ReplayLocked(const Event& e, Watcher& w) const;
+  // The object `key` held at `revision`, read from the store.
+  Result<ObjectPtr> ReadBack(const std::string& key, store::Revision revision) const;
   void TrimLogLocked();
   void RemoveWatcher(uint64_t id);
   Status LoadLocked();

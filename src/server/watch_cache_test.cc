@@ -34,7 +34,9 @@
 #include "server/http_test_client.h"
 #include "server/registry.h"
 #include "server/watch_cache.h"
+#include "store/sqlite_store.h"
 #include "store/store.h"
+#include "store/store_test_util.h"
 
 namespace kt::server {
 namespace {
@@ -178,9 +180,18 @@ class WatchCacheTest : public ::testing::Test {
 
   // A write outside the pods prefix first, so the cache starts at revision 1 and a watch from
   // any N >= 1 is a replay (0 means "current objects first").
-  void StartCache(WatchCache::Options options) {
+  void StartCache(WatchCache::Options options, const std::string& sqlite_path = "") {
     cache_.reset();
-    store_ = store::NewMemoryStore();
+    store_.reset();
+    if (sqlite_path.empty()) {
+      store_ = store::NewMemoryStore();
+    } else {
+      store::SqliteOptions sqlite;
+      sqlite.path = sqlite_path;
+      Result<std::unique_ptr<store::Store>> opened = store::OpenSqliteStore(sqlite);
+      ASSERT_TRUE(opened) << opened.error().ToString();
+      store_ = std::move(*opened);
+    }
     ASSERT_TRUE(store_->Create("/registry/other/x", store::MakeBytes("{}")));
     base_ = store_->CurrentRevision();
     cache_ = std::make_unique<WatchCache>(PodInfo(), store_.get(), options);
@@ -390,6 +401,52 @@ TEST_F(WatchCacheTest, LabelSelectorTransitionsAreAddedAndDeleted) {
                                                 {T::kAdded, Key("default", "m"), b3, ""},
                                                 {T::kDeleted, Key("default", "m"), b4, ""},
                                                 {T::kAdded, Key("default", "fence"), fence, ""}}));
+}
+
+// The log keeps neither superseded states nor the states before its events (see
+// WatchCache::Event); a replay reads them back from the store. On SQLite those values have been
+// released from memory too and come from disk. Either way a replay must equal what live
+// watchers saw: the same events, the same bytes, selector transitions included.
+TEST_F(WatchCacheTest, ReplaysReadSupersededStatesBackExactlyAsLiveWatchersSawThem) {
+  for (const bool sqlite : {false, true}) {
+    SCOPED_TRACE(sqlite ? "sqlite" : "memory");
+    store::testing::TempDir dir;
+    ASSERT_TRUE(dir.ok());
+    StartCache(WatchCache::Options(), sqlite ? dir.File("store.db") : "");
+    const std::vector<ObjectFilter> filters = {Filter(), Filter("", "app=web"),
+                                               Filter("default", "", "spec.nodeName=n1"),
+                                               Filter("other")};
+    std::vector<std::shared_ptr<RecordingSink>> live;
+    std::vector<std::unique_ptr<WatchCache::WatchHandle>> handles;
+    for (const ObjectFilter& f : filters) {
+      live.push_back(std::make_shared<RecordingSink>());
+      handles.push_back(Watch(base_, f, live.back()));
+    }
+    Put("default", "p", R"({"app":"db"})", "n1");
+    Put("default", "p", R"({"app":"web"})", "n2");
+    Put("default", "p", R"({"app":"web","v":"2"})", "n1");
+    Put("default", "p", R"({"app":"db","v":"3"})", "n1");
+    Put("other", "q", R"({"app":"web"})", "n1");
+    Put("default", "p", R"({"app":"db","v":"4"})", "n2");
+    Del("default", "p");
+    Put("default", "p", R"({"app":"web"})", "n1");  // re-created under the same name
+    Put("other", "q", R"({"app":"db"})", "n1");
+    Del("other", "q");
+    const store::Revision last = Put("default", "fence", R"({"app":"web"})", "n1");
+    Sync(last);
+    for (size_t i = 0; i < filters.size(); ++i) {
+      SCOPED_TRACE(Cat("filter ", i));
+      ASSERT_TRUE(live[i]->WaitForEvents(1));
+      std::vector<Seen> want = live[i]->events();
+      ASSERT_FALSE(want.empty());
+      auto replay = std::make_shared<RecordingSink>();
+      auto h = Watch(base_, filters[i], replay);
+      ASSERT_NE(h, nullptr);
+      std::vector<Seen> got = replay->events();
+      ASSERT_EQ(got, want);
+      for (size_t e = 0; e < got.size(); ++e) EXPECT_EQ(got[e].json, want[e].json) << got[e];
+    }
+  }
 }
 
 TEST_F(WatchCacheTest, NodeNameIndexAnswersExactlyAsAFullScan) {

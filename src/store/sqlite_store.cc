@@ -162,6 +162,7 @@ SqliteStore::SqliteStore(const SqliteOptions& options, Db db)
     Enqueue(PendingCompaction{revision, nullptr});
   };
   index_options.load_value = [this](Revision revision) { return LoadValue(revision); };
+  index_options.release_history = true;
   index_ = std::make_shared<internal::MvccIndex>(std::move(index_options));
 }
 

@@ -588,11 +588,15 @@ TEST_P(StoreTest, StampedValueIsTheOneBufferKeptReadWatchedAndPersisted) {
   ASSERT_EQ(range->kvs.size(), 2u);
   EXPECT_EQ(range->kvs[0].value.get(), updated->value.get());
   EXPECT_EQ(*range->kvs[1].value, "plain");
-  // The past is stamped too.
+  // The past is stamped too. (SQLite releases a superseded value once every watcher has read
+  // past it, and reads it back from disk: the same bytes, another buffer.)
   Result<RangeResponse> at1 = store_->Range(RangeRequest::Single("/s/a", 1));
   ASSERT_TRUE(at1);
   ASSERT_EQ(at1->kvs.size(), 1u);
-  EXPECT_EQ(at1->kvs[0].value.get(), created->value.get());
+  EXPECT_EQ(*at1->kvs[0].value, *created->value);
+  if (GetParam() == Backend::kMemory) {
+    EXPECT_EQ(at1->kvs[0].value.get(), created->value.get());
+  }
   ASSERT_TRUE(recorder.WaitForEvents(3));
   std::vector<Event> events = recorder.events();
   EXPECT_EQ(events[0].value.get(), created->value.get());

@@ -81,6 +81,10 @@ MvccIndex::MvccIndex(Options options) : options_(std::move(options)) {}
 MvccIndex::~MvccIndex() { Shutdown(); }
 
 void MvccIndex::Start() {
+  {
+    std::unique_lock lock(mu_);
+    released_ = current_;  // LoadRow released what it loaded as history
+  }
   std::lock_guard lock(watch_mu_);
   KT_STORE_CHECK(!started_);
   started_ = true;
@@ -333,6 +337,40 @@ void MvccIndex::BeginLoad(Revision compacted) {
   current_ = compacted;
 }
 
+bool MvccIndex::ReleaseHistory(Revision revision) {
+  {
+    std::shared_lock lock(mu_);
+    if (revision <= std::max(released_, compacted_)) return false;
+  }
+  std::unique_lock lock(mu_);
+  // What compaction dropped needs no release; what start-up loaded was released as it loaded.
+  const Revision from = std::max(released_, compacted_) + 1;
+  const Revision upto = std::min(revision, current_);
+  const Revision to = std::min(upto, from + kMaxReleasePerTurn - 1);
+  for (Revision rev = from; rev <= to; ++rev) {
+    Event& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
+    if (!e.prev_value || IsOnDisk(e.prev_value)) continue;
+    e.prev_value = OnDiskBytes();
+    const Revision prev = e.prev_mod_revision;
+    if (prev > compacted_) {
+      Event& superseded = log_[static_cast<std::size_t>(prev - compacted_ - 1)];
+      if (superseded.value && superseded.mod_revision == prev) superseded.value = OnDiskBytes();
+    }
+    auto it = keys_.find(e.key);
+    if (it == keys_.end()) continue;
+    History& history = it->second;
+    for (auto v = history.rbegin(); v != history.rend(); ++v) {
+      if (v->mod_revision == prev) {
+        if (v->value) v->value = OnDiskBytes();
+        break;
+      }
+      if (v->mod_revision < prev) break;
+    }
+  }
+  released_ = std::max(released_, to);
+  return to < upto;
+}
+
 Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool history_on_disk) {
   std::unique_lock lock(mu_);
   // One lookup per row, reused for the insert: start-up time is mostly this loop.
@@ -494,6 +532,18 @@ bool MvccIndex::DispatchRound(std::unique_lock<std::mutex>& lock) {
     lock.lock();
     again = again || more;
     if (send) Deliver(w, std::move(response), lock);
+  }
+  if (options_.release_history) {
+    // Every watcher has read up to the slowest one's cursor: what those writes superseded is
+    // needed only by reads at old revisions from then on.
+    Revision upto = current_revision();
+    for (const std::shared_ptr<WatchState>& w : watchers_) {
+      if (!w->cancelled) upto = std::min(upto, w->next - 1);
+    }
+    lock.unlock();
+    const bool more = ReleaseHistory(upto);
+    lock.lock();
+    again = again || more;
   }
   return again;
 }

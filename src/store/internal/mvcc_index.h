@@ -96,6 +96,11 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
     // no lock of the index held. kNotFound: the version has been compacted away meanwhile.
     // Required when such values are loaded (the SQLite store's history).
     std::function<Result<Bytes>(Revision)> load_value;
+    // Releases the value of a superseded version once every watcher has read past the write
+    // that superseded it: it is then read back through load_value when a read at an old
+    // revision or a watch replay needs it. So memory holds current values, not the history a
+    // write burst leaves (until compaction). Requires load_value.
+    bool release_history = false;
   };
 
   explicit MvccIndex(Options options);
@@ -192,6 +197,11 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   void Deliver(const std::shared_ptr<WatchState>& w, WatchResponse response,
                std::unique_lock<std::mutex>& lock);
   void RunCompactionTick();
+  // Releases the superseded values of the writes up to `revision` (release_history): at most
+  // kMaxReleasePerTurn writes per call, so that the exclusive lock is held briefly. Returns
+  // true if writes up to `revision` remain to be released.
+  bool ReleaseHistory(Revision revision) KT_LOCKS_EXCLUDED(mu_);
+  static constexpr Revision kMaxReleasePerTurn = 2048;
 
   const Options options_;
 
@@ -202,6 +212,8 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   std::deque<Event> log_ KT_GUARDED_BY(mu_);
   Revision current_ KT_GUARDED_BY(mu_) = 0;
   Revision compacted_ KT_GUARDED_BY(mu_) = 0;
+  // Writes up to this revision have had the value they superseded released (release_history).
+  Revision released_ KT_GUARDED_BY(mu_) = 0;
 
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;   // wakes the watch thread

@@ -13,12 +13,12 @@ cmake --build build
 echo "== unit and end-to-end tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
-echo "== parser, codec and taint eviction tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+echo "== parser, codec, store and taint eviction tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKUBETAINT_SANITIZE=ON \
   -DKUBETAINT_BUILD_BENCH=OFF >/dev/null
-cmake --build build-asan --target core_test api_test controllers_test
+cmake --build build-asan --target core_test api_test store_test controllers_test
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The taint eviction controller's threads and callbacks too (1,000 of its interleavings).
 KUBETAINT_INTERLEAVINGS=1000 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'core|api|controllers'
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'core|api|store|controllers'

@@ -247,13 +247,37 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
   return result;
 }
 
+MvccIndex::LogEntry MvccIndex::ToLogEntry(Event e, const std::string& key) {
+  return LogEntry{e.type,
+                  &key,
+                  std::move(e.value),
+                  std::move(e.prev_value),
+                  e.mod_revision,
+                  e.create_revision,
+                  e.prev_mod_revision};
+}
+
+Event MvccIndex::FromLogEntry(const LogEntry& e) {
+  Event out;
+  out.type = e.type;
+  out.key = *e.key;
+  out.value = e.value;
+  out.prev_value = e.prev_value;
+  out.mod_revision = e.mod_revision;
+  out.create_revision = e.create_revision;
+  out.prev_mod_revision = e.prev_mod_revision;
+  return out;
+}
+
 void MvccIndex::ApplyLocked(WriteBatch& batch) {
   for (Event& e : batch.events_) {
     // A batch checked against an older state would hand out a revision twice.
     KT_STORE_CHECK(e.mod_revision == current_ + 1);
-    keys_[e.key].push_back(Version{e.mod_revision, e.create_revision, e.value});
+    auto it = keys_.find(e.key);
+    if (it == keys_.end()) it = keys_.emplace(std::move(e.key), History()).first;
+    it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
     current_ = e.mod_revision;
-    log_.push_back(std::move(e));
+    log_.push_back(ToLogEntry(std::move(e), it->first));
   }
 }
 
@@ -302,12 +326,15 @@ Status MvccIndex::Compact(Revision revision, std::vector<Revision>* dropped) {
                         ", newer than the current revision " + Str(current_));
     }
     // Only keys written since the last compaction can have versions to drop: walk their
-    // events rather than every key.
+    // events rather than every key. A key whose every version goes is erased only after the
+    // loop, since later entries still point at it.
+    std::vector<KeyMap::iterator> emptied;
     while (!log_.empty() && log_.front().mod_revision <= revision) {
-      auto it = keys_.find(log_.front().key);
-      if (it != keys_.end()) CompactKeyLocked(it, revision, dropped);
+      auto it = keys_.find(*log_.front().key);
+      if (it != keys_.end() && CompactKeyLocked(it, revision, dropped)) emptied.push_back(it);
       log_.pop_front();
     }
+    for (KeyMap::iterator it : emptied) keys_.erase(it);
     compacted_ = revision;
   }
   // Watchers behind the new compacted revision learn it now rather than at the next write.
@@ -315,20 +342,20 @@ Status MvccIndex::Compact(Revision revision, std::vector<Revision>* dropped) {
   return Status::Ok();
 }
 
-void MvccIndex::CompactKeyLocked(std::map<std::string, History, std::less<>>::iterator it,
-                                 Revision revision, std::vector<Revision>* dropped) {
+bool MvccIndex::CompactKeyLocked(KeyMap::iterator it, Revision revision,
+                                 std::vector<Revision>* dropped) {
   History& history = it->second;
   // Versions at or below `revision` form a prefix; of those only the last is visible at
   // `revision`, and not even that one if it is a delete.
   std::size_t n = 0;
   while (n < history.size() && history[n].mod_revision <= revision) ++n;
-  if (n == 0) return;
+  if (n == 0) return false;
   const std::size_t drop = history[n - 1].value ? n - 1 : n;
   if (dropped != nullptr) {
     for (std::size_t i = 0; i < drop; ++i) dropped->push_back(history[i].mod_revision);
   }
   history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(drop));
-  if (history.empty()) keys_.erase(it);
+  return history.empty();
 }
 
 void MvccIndex::BeginLoad(Revision compacted) {
@@ -348,15 +375,15 @@ bool MvccIndex::ReleaseHistory(Revision revision) {
   const Revision upto = std::min(revision, current_);
   const Revision to = std::min(upto, from + kMaxReleasePerTurn - 1);
   for (Revision rev = from; rev <= to; ++rev) {
-    Event& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
+    LogEntry& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
     if (!e.prev_value || IsOnDisk(e.prev_value)) continue;
     e.prev_value = OnDiskBytes();
     const Revision prev = e.prev_mod_revision;
     if (prev > compacted_) {
-      Event& superseded = log_[static_cast<std::size_t>(prev - compacted_ - 1)];
+      LogEntry& superseded = log_[static_cast<std::size_t>(prev - compacted_ - 1)];
       if (superseded.value && superseded.mod_revision == prev) superseded.value = OnDiskBytes();
     }
-    auto it = keys_.find(e.key);
+    auto it = keys_.find(*e.key);
     if (it == keys_.end()) continue;
     History& history = it->second;
     for (auto v = history.rbegin(); v != history.rend(); ++v) {
@@ -416,20 +443,16 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     }
     it->second.back().value = OnDiskBytes();
   }
-  Event e;
-  e.type = row.deleted ? Event::Type::kDelete : Event::Type::kPut;
-  e.key = row.key;
-  e.value = std::move(row.value);
-  e.prev_value = prev_live ? prev->value : nullptr;
-  e.mod_revision = row.revision;
-  e.create_revision = create_revision;
-  e.prev_mod_revision = row.prev_revision;
-  Version v{e.mod_revision, e.create_revision, e.value};
-  if (found) {
-    it->second.push_back(std::move(v));
-  } else {
-    keys_.emplace_hint(it, std::move(row.key), History())->second.push_back(std::move(v));
-  }
+  LogEntry e{row.deleted ? Event::Type::kDelete : Event::Type::kPut,
+             nullptr,
+             std::move(row.value),
+             prev_live ? prev->value : nullptr,
+             row.revision,
+             create_revision,
+             row.prev_revision};
+  if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
+  it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
+  e.key = &it->first;
   current_ = e.mod_revision;
   log_.push_back(std::move(e));
   return Status::Ok();
@@ -573,8 +596,8 @@ bool MvccIndex::CollectEvents(WatchState& w, WatchResponse& response, bool& more
   const Revision last = std::min<Revision>(
       current_, w.next + static_cast<Revision>(options_.max_scan_per_response) - 1);
   for (Revision rev = w.next; rev <= last; ++rev) {
-    const Event& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
-    if (w.range.Contains(e.key)) response.events.push_back(e);
+    const LogEntry& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
+    if (w.range.Contains(*e.key)) response.events.push_back(FromLogEntry(e));
   }
   more = last < current_;
   response.revision = last;

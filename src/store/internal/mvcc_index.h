@@ -175,7 +175,9 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   Result<WriteResult> CheckLocked(const WriteOp& op, WriteBatch& batch) const
       KT_SHARED_LOCKS_REQUIRED(mu_);
   void ApplyLocked(WriteBatch& batch) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CompactKeyLocked(std::map<std::string, History, std::less<>>::iterator it, Revision revision,
+  // Drops the key's versions that compaction to `revision` makes invisible; true if none is
+  // left (the caller erases the key).
+  bool CompactKeyLocked(std::map<std::string, History, std::less<>>::iterator it, Revision revision,
                         std::vector<Revision>* dropped) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyWatchThread() KT_LOCKS_EXCLUDED(watch_mu_);
   // Replaces an OnDiskBytes() placeholder in `value` (of the version at `revision`) by the
@@ -206,10 +208,25 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   const Options options_;
 
   mutable std::shared_mutex mu_;
-  std::map<std::string, History, std::less<>> keys_ KT_GUARDED_BY(mu_);
+  using KeyMap = std::map<std::string, History, std::less<>>;
+  KeyMap keys_ KT_GUARDED_BY(mu_);
+  // An Event as the log keeps it: its key is the one keys_ holds, not a copy (a burst of writes
+  // to few keys costs the log no string per write). A key outlives its entries: Compact pops
+  // an entry before it erases its key.
+  struct LogEntry {
+    Event::Type type;
+    const std::string* key;
+    Bytes value;
+    Bytes prev_value;
+    Revision mod_revision;
+    Revision create_revision;
+    Revision prev_mod_revision;
+  };
+  static LogEntry ToLogEntry(Event e, const std::string& key);
+  static Event FromLogEntry(const LogEntry& e);
   // The events of revisions (compacted_, current_], one per revision: log_[i] has revision
   // compacted_ + 1 + i.
-  std::deque<Event> log_ KT_GUARDED_BY(mu_);
+  std::deque<LogEntry> log_ KT_GUARDED_BY(mu_);
   Revision current_ KT_GUARDED_BY(mu_) = 0;
   Revision compacted_ KT_GUARDED_BY(mu_) = 0;
   // Writes up to this revision have had the value they superseded released (release_history).

@@ -247,9 +247,9 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
   return result;
 }
 
-MvccIndex::LogEntry MvccIndex::ToLogEntry(Event e, const std::string& key) {
+MvccIndex::LogEntry MvccIndex::ToLogEntry(Event e, KeyMap::iterator key) {
   return LogEntry{e.type,
-                  &key,
+                  key,
                   std::move(e.value),
                   std::move(e.prev_value),
                   e.mod_revision,
@@ -260,7 +260,7 @@ MvccIndex::LogEntry MvccIndex::ToLogEntry(Event e, const std::string& key) {
 Event MvccIndex::FromLogEntry(const LogEntry& e) {
   Event out;
   out.type = e.type;
-  out.key = *e.key;
+  out.key = e.key->first;
   out.value = e.value;
   out.prev_value = e.prev_value;
   out.mod_revision = e.mod_revision;
@@ -277,7 +277,7 @@ void MvccIndex::ApplyLocked(WriteBatch& batch) {
     if (it == keys_.end()) it = keys_.emplace(std::move(e.key), History()).first;
     it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
     current_ = e.mod_revision;
-    log_.push_back(ToLogEntry(std::move(e), it->first));
+    log_.push_back(ToLogEntry(std::move(e), it));
   }
 }
 
@@ -330,8 +330,8 @@ Status MvccIndex::Compact(Revision revision, std::vector<Revision>* dropped) {
     // loop, since later entries still point at it.
     std::vector<KeyMap::iterator> emptied;
     while (!log_.empty() && log_.front().mod_revision <= revision) {
-      auto it = keys_.find(*log_.front().key);
-      if (it != keys_.end() && CompactKeyLocked(it, revision, dropped)) emptied.push_back(it);
+      KeyMap::iterator it = log_.front().key;
+      if (CompactKeyLocked(it, revision, dropped)) emptied.push_back(it);
       log_.pop_front();
     }
     for (KeyMap::iterator it : emptied) keys_.erase(it);
@@ -380,12 +380,9 @@ bool MvccIndex::ReleaseHistory(Revision revision) {
     e.prev_value = OnDiskBytes();
     const Revision prev = e.prev_mod_revision;
     if (prev > compacted_) {
-      LogEntry& superseded = log_[static_cast<std::size_t>(prev - compacted_ - 1)];
-      if (superseded.value && superseded.mod_revision == prev) superseded.value = OnDiskBytes();
+      log_[static_cast<std::size_t>(prev - compacted_ - 1)].value = OnDiskBytes();
     }
-    auto it = keys_.find(*e.key);
-    if (it == keys_.end()) continue;
-    History& history = it->second;
+    History& history = e.key->second;
     for (auto v = history.rbegin(); v != history.rend(); ++v) {
       if (v->mod_revision == prev) {
         if (v->value) v->value = OnDiskBytes();
@@ -444,7 +441,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     it->second.back().value = OnDiskBytes();
   }
   LogEntry e{row.deleted ? Event::Type::kDelete : Event::Type::kPut,
-             nullptr,
+             {},
              std::move(row.value),
              prev_live ? prev->value : nullptr,
              row.revision,
@@ -452,7 +449,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
              row.prev_revision};
   if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
   it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
-  e.key = &it->first;
+  e.key = it;
   current_ = e.mod_revision;
   log_.push_back(std::move(e));
   return Status::Ok();
@@ -597,7 +594,7 @@ bool MvccIndex::CollectEvents(WatchState& w, WatchResponse& response, bool& more
       current_, w.next + static_cast<Revision>(options_.max_scan_per_response) - 1);
   for (Revision rev = w.next; rev <= last; ++rev) {
     const LogEntry& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
-    if (w.range.Contains(*e.key)) response.events.push_back(FromLogEntry(e));
+    if (w.range.Contains(e.key->first)) response.events.push_back(FromLogEntry(e));
   }
   more = last < current_;
   response.revision = last;

@@ -157,6 +157,7 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   // Ascending mod_revision, never empty. Versions at or below the compacted revision are
   // reduced to at most one live version.
   using History = std::vector<Version>;
+  using KeyMap = std::map<std::string, History, std::less<>>;
 
   struct WatchState {
     KeyRange range;
@@ -177,8 +178,8 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   void ApplyLocked(WriteBatch& batch) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the key's versions that compaction to `revision` makes invisible; true if none is
   // left (the caller erases the key).
-  bool CompactKeyLocked(std::map<std::string, History, std::less<>>::iterator it, Revision revision,
-                        std::vector<Revision>* dropped) KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool CompactKeyLocked(KeyMap::iterator it, Revision revision, std::vector<Revision>* dropped)
+      KT_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyWatchThread() KT_LOCKS_EXCLUDED(watch_mu_);
   // Replaces an OnDiskBytes() placeholder in `value` (of the version at `revision`) by the
   // value read from disk. kGone if the version was compacted away in the meantime.
@@ -208,21 +209,20 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   const Options options_;
 
   mutable std::shared_mutex mu_;
-  using KeyMap = std::map<std::string, History, std::less<>>;
   KeyMap keys_ KT_GUARDED_BY(mu_);
-  // An Event as the log keeps it: its key is the one keys_ holds, not a copy (a burst of writes
-  // to few keys costs the log no string per write). A key outlives its entries: Compact pops
-  // an entry before it erases its key.
+  // An Event as the log keeps it: its key is keys_' own entry, not a copy (a burst of writes
+  // to few keys costs the log no string per write, and no lookup finds the key's history). A
+  // key outlives its entries: Compact pops an entry before it erases its key.
   struct LogEntry {
     Event::Type type;
-    const std::string* key;
+    KeyMap::iterator key;
     Bytes value;
     Bytes prev_value;
     Revision mod_revision;
     Revision create_revision;
     Revision prev_mod_revision;
   };
-  static LogEntry ToLogEntry(Event e, const std::string& key);
+  static LogEntry ToLogEntry(Event e, KeyMap::iterator key);
   static Event FromLogEntry(const LogEntry& e);
   // The events of revisions (compacted_, current_], one per revision: log_[i] has revision
   // compacted_ + 1 + i.

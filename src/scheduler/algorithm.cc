@@ -136,35 +136,69 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
   const size_t start = n == 0 || options.evaluate_all ? 0 : *next_start_index % n;
   int processed = 0;
   feasible.reserve(static_cast<size_t>(std::min(to_find, n)));
-  // The scan asks for the NodeInfos a few nodes ahead, so their loads overlap.
-  constexpr int kPrefetchAhead = 8;
-  size_t at = start;     // index of the node scanned
-  size_t ahead = start;  // index of the node prefetched
-  const auto next = [&nodes](size_t i) { return i + 1 == nodes.size() ? 0 : i + 1; };
-  for (int i = 0; i < std::min(n, kPrefetchAhead); ++i, ahead = next(ahead)) {
-    nodes[ahead]->Prefetch();
-  }
-  for (int i = 0; i < n && static_cast<int>(feasible.size()) < to_find; ++i, at = next(at)) {
-    if (i + kPrefetchAhead < n) {
-      nodes[ahead]->Prefetch();
-      ahead = next(ahead);
-    }
-    const NodeInfo* node = nodes[at];
-    ++processed;
-    Status fs = fw.RunFilterPluginsWithNominatedPods(pod, *node);
-    if (fs.IsSuccess()) {
-      feasible.push_back(node);
-      continue;
-    }
+  // A node Filter rejected: its status, as RunFilterPlugins gives it. False on an error, which
+  // ends the cycle with r.status.
+  const auto record_rejection = [&](const NodeInfo* node, Status fs) {
     if (!fs.IsRejected()) {
-      r.status = fs;
-      return r;
+      r.status = std::move(fs);
+      return false;
     }
     d.AddPluginStatus(fs);
     if (node->name() == nominated) {
       d.node_to_status.Set(node->name(), std::move(fs));  // replaces its first evaluation
     } else {
       d.node_to_status.Add(node->name(), std::move(fs));
+    }
+    return true;
+  };
+  const auto next = [&nodes](size_t i) { return i + 1 == nodes.size() ? 0 : i + 1; };
+  size_t at = start;  // index of the next node to scan
+  if (fw.handle()->Nominated().Empty()) {
+    // Runs of nodes, in scan order, are filtered at once (Framework::FilterNodes), then taken
+    // in order until enough are feasible: the same nodes as one at a time, at a fraction of the
+    // calls. The last run may be filtered beyond the node the scan stops at; those nodes are
+    // not counted as processed.
+    constexpr int kRun = 64;
+    const NodeInfo* run[kRun];
+    uint8_t rejected[kRun];
+    while (processed < n && static_cast<int>(feasible.size()) < to_find) {
+      const int len = std::min(kRun, n - processed);
+      for (int j = 0; j < len; ++j, at = next(at)) {
+        run[j] = nodes[at];
+        run[j]->Prefetch();
+      }
+      fw.FilterNodes(pod, std::span<const NodeInfo* const>(run, static_cast<size_t>(len)),
+                     std::span<uint8_t>(rejected, static_cast<size_t>(len)));
+      for (int j = 0; j < len && static_cast<int>(feasible.size()) < to_find; ++j) {
+        ++processed;
+        Status fs = rejected[j] ? fw.RunFilterPlugins(pod, *run[j]) : Status();
+        if (fs.IsSuccess()) {
+          feasible.push_back(run[j]);
+        } else if (!record_rejection(run[j], std::move(fs))) {
+          return r;
+        }
+      }
+    }
+  } else {
+    // The scan asks for the NodeInfos a few nodes ahead, so their loads overlap.
+    constexpr int kPrefetchAhead = 8;
+    size_t ahead = start;  // index of the node prefetched
+    for (int i = 0; i < std::min(n, kPrefetchAhead); ++i, ahead = next(ahead)) {
+      nodes[ahead]->Prefetch();
+    }
+    for (int i = 0; i < n && static_cast<int>(feasible.size()) < to_find; ++i, at = next(at)) {
+      if (i + kPrefetchAhead < n) {
+        nodes[ahead]->Prefetch();
+        ahead = next(ahead);
+      }
+      const NodeInfo* node = nodes[at];
+      ++processed;
+      Status fs = fw.RunFilterPluginsWithNominatedPods(pod, *node);
+      if (fs.IsSuccess()) {
+        feasible.push_back(node);
+      } else if (!record_rejection(node, std::move(fs))) {
+        return r;
+      }
     }
   }
   if (!all.empty()) *next_start_index = (*next_start_index + processed) % all.size();

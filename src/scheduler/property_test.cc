@@ -471,6 +471,75 @@ TEST(SchedulerPropertyTest, CheckAgreesWithTheSchedulerAndBindingsKeepInvariant4
   EXPECT_GT(all.pending, 150);
 }
 
+// Framework::FilterNodes (the scan's batch filter) and every plugin's FilterBatch reject exactly
+// the nodes RunFilterPlugins and the plugin's Filter reject, on random clusters with pods already
+// placed (so resources run short), in runs of every length the scan uses.
+TEST(SchedulerPropertyTest, BatchFiltersAgreeWithFilterOnEveryNode) {
+  int rejected_total = 0, admitted_total = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng r(seed);
+    testing::FakeHandle h;
+    for (int i = 0; i < 70; ++i) h.cache.AddNode(testing::Node(NodeJson(RandomNode(r, i))));
+    std::span<NodeInfo* const> all = h.cache.List();
+    for (int i = 0; i < 60; ++i) {  // placed pods
+      ObjectPtr placed = testing::Pod(PodJson(RandomPod(r, 1000 + i)));
+      api::Pod bound = *placed->As<api::Pod>();
+      bound.spec.node_name = all[r.Below(all.size())]->name();
+      bound.meta.uid = "uid-" + std::to_string(i);
+      h.cache.AddPod(NewPodInfo(testing::Object(Resource::kPods, api::EncodePod(bound))));
+    }
+    auto fw = testing::NewFramework(&h);
+    std::vector<std::unique_ptr<Plugin>> plugins;
+    for (std::string_view name : {"NodeUnschedulable", "NodeName", "TaintToleration",
+                                  "NodeAffinity", "NodePorts", "NodeResourcesFit"}) {
+      plugins.push_back(testing::NewPlugin(name, &h));
+    }
+    for (int i = 0; i < 40; ++i) {
+      GenPod gen = RandomPod(r, i);
+      std::string json = PodJson(gen);
+      if (r.Chance(10)) {  // a pod naming its node
+        ObjectPtr o = testing::Pod(json);
+        api::Pod named = *o->As<api::Pod>();
+        named.spec.node_name = all[r.Below(all.size())]->name();
+        json = api::EncodePod(named);
+      }
+      PodInfoPtr pod = NewPodInfo(testing::Pod(json));
+      ++h.cycle;
+      PreFilterResult pre;
+      std::set<std::string> narrowing;
+      if (!fw->RunPreFilterPlugins(*pod, &pre, &narrowing).IsSuccess()) continue;
+      for (size_t run : {size_t{1}, size_t{7}, size_t{64}}) {
+        for (size_t at = 0; at < all.size(); at += run) {
+          const size_t len = std::min(run, all.size() - at);
+          std::span<const NodeInfo* const> nodes(all.data() + at, len);
+          std::vector<uint8_t> rejected(len, 7);  // FilterNodes overwrites every entry
+          fw->FilterNodes(*pod, nodes, rejected);
+          for (size_t j = 0; j < len; ++j) {
+            const bool want = !fw->RunFilterPlugins(*pod, *nodes[j]).IsSuccess();
+            EXPECT_EQ(rejected[j], want ? 1 : 0) << nodes[j]->name() << " pod " << gen.name;
+            (want ? rejected_total : admitted_total) += run == 64 ? 1 : 0;
+          }
+          for (const std::unique_ptr<Plugin>& pl : plugins) {
+            auto* f = dynamic_cast<FilterPlugin*>(pl.get());
+            std::vector<uint8_t> bits(len, 0);
+            if (!f->FilterBatch(*pod, nodes, bits)) continue;
+            for (size_t j = 0; j < len; ++j) {
+              const bool want = !f->Filter(*pod, *nodes[j]).IsSuccess();
+              EXPECT_EQ(bits[j], want ? 1 : 0)
+                  << pl->Name() << " on " << nodes[j]->name() << " pod " << gen.name;
+            }
+          }
+        }
+      }
+      if (HasFailure()) return;
+    }
+  }
+  // Both verdicts, plenty of each.
+  EXPECT_GT(rejected_total, 10000);
+  EXPECT_GT(admitted_total, 3000);
+}
+
 // The matchers above are upstream's rules: a few hand-checked cases keep them honest.
 TEST(SchedulerPropertyTest, IndependentMatchersFollowUpstream) {
   const GenTaint t{"k1", "v1", "NoSchedule"};

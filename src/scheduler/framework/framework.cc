@@ -298,8 +298,11 @@ Result<std::unique_ptr<Framework>> Framework::New(const Profile& profile,
   };
   for (auto* pl : f.pre_enqueue_) register_events(pl);
   for (auto* pl : f.pre_filter_) register_events(pl);
-  for (auto* pl : f.filter_) register_events(pl);
-  f.active_filter_ = f.filter_;
+  for (auto* pl : f.filter_) {
+    register_events(pl);
+    if (pl->FilterBatch(PodInfo(), {}, {})) f.batch_filter_.push_back(pl);
+  }
+  f.SetActiveFilters();
   for (auto* pl : f.reserve_) register_events(pl);
   for (auto* pl : f.permit_) register_events(pl);
   return fw;
@@ -321,11 +324,21 @@ Status Framework::RunPreFilterPlugins(const PodInfo& pod, PreFilterResult* resul
                                       std::set<std::string>* narrowing_plugins) {
   skip_filter_.clear();
   Status s = PreFilterAll(pod, result, narrowing_plugins);
-  active_filter_.clear();
-  for (FilterPlugin* pl : filter_) {
-    if (skip_filter_.empty() || !Skipped(skip_filter_, pl)) active_filter_.push_back(pl);
-  }
+  SetActiveFilters();
   return s;
+}
+
+void Framework::SetActiveFilters() {
+  active_filter_.clear();
+  active_batch_filter_.clear();
+  active_single_filter_.clear();
+  for (FilterPlugin* pl : filter_) {
+    if (!skip_filter_.empty() && Skipped(skip_filter_, pl)) continue;
+    active_filter_.push_back(pl);
+    const bool batch =
+        std::find(batch_filter_.begin(), batch_filter_.end(), pl) != batch_filter_.end();
+    (batch ? active_batch_filter_ : active_single_filter_).push_back(pl);
+  }
 }
 
 Status Framework::PreFilterAll(const PodInfo& pod, PreFilterResult* result,
@@ -398,6 +411,22 @@ std::vector<std::pair<std::string_view, Status>> Framework::RunAllFilterPlugins(
     out.emplace_back(pl->Name(), pl->Filter(pod, node).WithPlugin(pl->Name()));
   }
   return out;
+}
+
+void Framework::FilterNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                            std::span<uint8_t> rejected) const {
+  std::fill(rejected.begin(), rejected.end(), uint8_t{0});
+  for (FilterPlugin* pl : active_batch_filter_) pl->FilterBatch(pod, nodes, rejected);
+  if (active_single_filter_.empty()) return;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (rejected[i]) continue;
+    for (FilterPlugin* pl : active_single_filter_) {
+      if (!pl->Filter(pod, *nodes[i]).IsSuccess()) {
+        rejected[i] = 1;
+        break;
+      }
+    }
+  }
 }
 
 Status Framework::RunFilterPluginsWithNominatedPods(const PodInfo& pod,

@@ -87,6 +87,13 @@ class Framework {
   // pod's) counted as placed, then without them; the node must pass both (upstream
   // RunFilterPluginsWithNominatedPods).
   Status RunFilterPluginsWithNominatedPods(const PodInfo& pod, const NodeInfo& node) const;
+  // Filter on a run of nodes at once, with no pods nominated anywhere: rejected[i] becomes 1 for
+  // each node some filter does not admit (0 otherwise). The plugins with a batch form
+  // (FilterPlugin::FilterBatch) decide the whole run in one call each, the others run node by
+  // node on what is still admitted. Why a node was rejected is not kept: RunFilterPlugins on it
+  // says. `rejected` has nodes.size() entries.
+  void FilterNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::span<uint8_t> rejected) const;
 
   bool HasFilterPlugins() const { return !filter_.empty(); }
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
@@ -126,6 +133,8 @@ class Framework {
                       std::set<std::string>* narrowing_plugins);
   // A filter plugin's rejection or error as RunFilterPlugins returns it.
   static Status FilterFailure(const FilterPlugin* pl, Status s);
+  // Splits the filters not skipped this cycle into active_filter_ and its two halves.
+  void SetActiveFilters();
 
   Profile profile_;
   Handle* handle_;
@@ -150,6 +159,11 @@ class Framework {
   std::vector<const Plugin*> skip_score_;
   // filter_ without skip_filter_: what RunFilterPlugins runs on every node.
   std::vector<FilterPlugin*> active_filter_;
+  // active_filter_ split for FilterNodes: the plugins with a batch form, and the others.
+  std::vector<FilterPlugin*> active_batch_filter_;
+  std::vector<FilterPlugin*> active_single_filter_;
+  // The plugins of filter_ with a batch form.
+  std::vector<const FilterPlugin*> batch_filter_;
   // Scratch space of RunScorePlugins, kept between cycles.
   std::vector<NodeScore> scratch_scores_;
   std::vector<int64_t> scratch_raw_;

@@ -81,6 +81,13 @@ class PreFilterPlugin : public virtual Plugin {
 class FilterPlugin : public virtual Plugin {
  public:
   virtual Status Filter(const PodInfo& pod, const NodeInfo& node) = 0;
+  // The batch form of Filter, for plugins whose verdict is cheap: sets rejected[i] to 1 for each
+  // node Filter would not admit (a rejection or an error) and leaves the other entries as they
+  // are. Returns false, having done nothing, when the plugin has no batch form. The framework
+  // calls Filter on a rejected node to learn why.
+  virtual bool FilterBatch(const PodInfo&, std::span<const NodeInfo* const>, std::span<uint8_t>) {
+    return false;
+  }
 };
 
 // Why each node failed Filter, and what to assume for nodes not evaluated.

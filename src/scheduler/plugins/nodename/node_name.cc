@@ -15,6 +15,17 @@ class NodeName : public FilterPlugin, public EnqueueExtensions {
     return *s;
   }
 
+  bool FilterBatch(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::span<uint8_t> rejected) override {
+    if (nodes.empty()) return true;
+    const std::string& wanted = pod.pod().spec.node_name;
+    if (wanted.empty()) return true;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (wanted != nodes[i]->name()) rejected[i] = 1;
+    }
+    return true;
+  }
+
   std::vector<ClusterEventWithHint> EventsToRegister() override {
     return {{{EventResource::kNode, kAdd}, nullptr}};
   }

@@ -126,17 +126,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
   Status PreFilter(const PodInfo&, PreFilterResult*) override { return Status(); }
 
   Status Filter(const PodInfo& pod, const NodeInfo& node) override {
-    // The common case first, without building anything: everything fits.
-    const Resource& alloc = node.allocatable();
-    const Resource& used = node.requested();
-    const Resource& req = pod.requests;
-    if (static_cast<int64_t>(node.pods().size()) + 1 <= alloc.allowed_pods &&
-        req.milli_cpu <= alloc.milli_cpu - used.milli_cpu &&
-        req.memory <= alloc.memory - used.memory &&
-        req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage &&
-        req.scalars.empty()) {
-      return Status();
-    }
+    if (FitsSimply(pod, node)) return Status();
     std::vector<InsufficientResource> lacking =
         InsufficientResources(pod, node, args_.ignored_resources, args_.ignored_resource_groups);
     if (lacking.empty()) return Status();
@@ -148,6 +138,19 @@ class NodeResourcesFit final : public PreFilterPlugin,
     }
     return Status(unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
                   std::move(reasons));
+  }
+
+  bool FilterBatch(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::span<uint8_t> rejected) override {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& node = *nodes[i];
+      if (FitsSimply(pod, node)) continue;
+      if (!InsufficientResources(pod, node, args_.ignored_resources, args_.ignored_resource_groups)
+               .empty()) {
+        rejected[i] = 1;
+      }
+    }
+    return true;
   }
 
   Status PreScore(const PodInfo&, std::span<const NodeInfo* const>) override { return Status(); }
@@ -197,6 +200,19 @@ class NodeResourcesFit final : public PreFilterPlugin,
       }
       out[i] = NodeScore{nodes[i], count == 0 ? 0 : sum / count};
     }
+  }
+
+  // The common case, decided without building anything: no extended resources asked for, and
+  // everything fits.
+  static bool FitsSimply(const PodInfo& pod, const NodeInfo& node) {
+    const Resource& alloc = node.allocatable();
+    const Resource& used = node.requested();
+    const Resource& req = pod.requests;
+    return static_cast<int64_t>(node.pods().size()) + 1 <= alloc.allowed_pods &&
+           req.milli_cpu <= alloc.milli_cpu - used.milli_cpu &&
+           req.memory <= alloc.memory - used.memory &&
+           req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage &&
+           req.scalars.empty();
   }
 
   std::vector<ClusterEventWithHint> EventsToRegister() override {

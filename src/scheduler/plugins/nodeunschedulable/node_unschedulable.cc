@@ -26,6 +26,20 @@ class NodeUnschedulable : public FilterPlugin, public EnqueueExtensions {
     return *s;
   }
 
+  bool FilterBatch(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::span<uint8_t> rejected) override {
+    int tolerates = -1;  // decided at the first cordoned node
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (!nodes[i]->unschedulable()) continue;
+      if (tolerates < 0) {
+        tolerates =
+            TolerationsTolerateTaint(pod.pod().spec.tolerations, UnschedulableTaint(), gate_);
+      }
+      if (tolerates == 0) rejected[i] = 1;
+    }
+    return true;
+  }
+
   std::vector<ClusterEventWithHint> EventsToRegister() override {
     const bool gate = gate_;
     return {

@@ -21,25 +21,19 @@ class TaintToleration final : public FilterPlugin,
 
   Status Filter(const PodInfo& pod, const NodeInfo& node) override {
     if (!node.has_taints()) return Status();
-    const api::Node* n = node.node();
-    const uint32_t set = node.taint_set();
-    if (set == 0) {  // a node the cache has not classified: decide here
-      return FindMatchingUntoleratedTaint(n->spec.taints, pod.pod().spec.tolerations,
-                                          TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr
-                 ? Status()
-                 : Untolerated();
-    }
+    return Tolerated(pod, node, EpochFor(pod)) ? Status() : Untolerated();
+  }
+
+  // The nodes' taint sets looked up in the verdicts: about a nanosecond a node.
+  bool FilterBatch(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::span<uint8_t> rejected) override {
+    if (nodes.empty()) return true;
     const uint64_t epoch = EpochFor(pod);
-    if (set >= verdicts_.size()) verdicts_.resize(set + 1);
-    Verdict& v = verdicts_[set];
-    if (v.epoch != epoch) {
-      v.epoch = epoch;
-      v.tolerated =
-          FindMatchingUntoleratedTaint(n->spec.taints, pod.pod().spec.tolerations,
-                                       TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const NodeInfo& node = *nodes[i];
+      if (node.has_taints() && !Tolerated(pod, node, epoch)) rejected[i] = 1;
     }
-    if (v.tolerated) return Status();
-    return Untolerated();
+    return true;
   }
 
   Status PreScore(const PodInfo& pod, std::span<const NodeInfo* const>) override {
@@ -107,6 +101,22 @@ class TaintToleration final : public FilterPlugin,
     static const Status* s =
         new Status(Status::Unresolvable(std::string(kErrReasonUntoleratedTaint)));
     return *s;
+  }
+
+  // Whether the pod tolerates the NoSchedule and NoExecute taints of a node that has taints:
+  // decided once per taint set and epoch.
+  bool Tolerated(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
+    const uint32_t set = node.taint_set();
+    if (set < verdicts_.size() && verdicts_[set].epoch == epoch) [[likely]] {
+      return verdicts_[set].tolerated;
+    }
+    const bool tolerated =
+        FindMatchingUntoleratedTaint(node.node()->spec.taints, pod.pod().spec.tolerations,
+                                     TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr;
+    if (set == 0) return tolerated;  // a node the cache has not classified
+    if (set >= verdicts_.size()) verdicts_.resize(set + 1);
+    verdicts_[set] = Verdict{epoch, tolerated};
+    return tolerated;
   }
 
   // Verdicts are kept while pods come with the same toleration list: replicas of one template

@@ -84,8 +84,12 @@ const Status& NodeToStatus::Get(const std::string& node) const {
 
 void Diagnosis::AddPluginStatus(const Status& s) {
   if (s.plugin().empty()) return;
-  if (s.IsRejected()) unschedulable_plugins.insert(std::string(s.plugin()));
   if (s.code() == Code::kPending) pending_plugins.insert(std::string(s.plugin()));
+  if (!s.IsRejected()) return;
+  // Most rejections of a cycle come from the plugin before: its name is a static string.
+  if (s.plugin().data() == last_rejector_.data() && s.plugin() == last_rejector_) return;
+  unschedulable_plugins.insert(std::string(s.plugin()));
+  last_rejector_ = s.plugin();
 }
 
 std::string FitErrorMessage(int num_all_nodes, const Diagnosis& d) {

@@ -127,6 +127,9 @@ struct Diagnosis {
 
   // Records the plugin of a rejection (upstream AddPluginStatus).
   void AddPluginStatus(const Status& s);
+
+ private:
+  std::string_view last_rejector_;  // already in unschedulable_plugins
 };
 
 // "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 node(s) didn't match Pod's

@@ -33,6 +33,7 @@
 #include "server/authn.h"
 #include "server/http.h"
 #include "server/pki.h"
+#include "server/predecode.h"
 #include "server/registry.h"
 #include "store/sqlite_store.h"
 #include "store/store.h"
@@ -244,14 +245,19 @@ int RunServe(const ServeOptions& options) {
 
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<store::Store> store;
+  std::unique_ptr<server::Predecoder> predecoded;
   if (options.store == "memory") {
     store = store::NewMemoryStore();
   } else {
     store::SqliteOptions sqlite;
     sqlite.path = (std::filesystem::path(options.data_dir) / "kubetaint.db").string();
+    // The caches' objects are decoded on the other core while the file loads.
+    predecoded = std::make_unique<server::Predecoder>();
+    sqlite.on_load = [pre = predecoded.get()](const store::LoadedRow& row) { pre->Loaded(row); };
     Result<std::unique_ptr<store::Store>> opened = store::OpenSqliteStore(sqlite);
     if (!opened) return Fail(opened.error().message());
     store = std::move(*opened);
+    predecoded->Finish();
   }
 
   const auto store_ready = std::chrono::steady_clock::now();
@@ -268,7 +274,8 @@ int RunServe(const ServeOptions& options) {
     return std::chrono::time_point_cast<std::chrono::system_clock::duration>(c->Now());
   };
   server::Registry registry(store.get(), registry_options);
-  if (Status s = registry.Start(); !s.ok()) return Fail(s.message());
+  if (Status s = registry.Start(predecoded.get()); !s.ok()) return Fail(s.message());
+  predecoded.reset();
   const auto caches_ready = std::chrono::steady_clock::now();
   std::unique_ptr<client::Client> client = client::NewInProcessClient(&registry);
   // The simulated kubelets of node1..nodeN, through the registry as any client; serving starts

@@ -452,8 +452,8 @@ std::string Registry::NowRfc3339() const {
   return FormatRfc3339(std::chrono::time_point_cast<std::chrono::nanoseconds>(options_.now()));
 }
 
-Status Registry::Start() {
-  for (auto& cache : caches_) KT_RETURN_IF_ERROR(cache->Start());
+Status Registry::Start(const Predecoder* predecoded) {
+  for (auto& cache : caches_) KT_RETURN_IF_ERROR(cache->Start(predecoded));
   for (auto& last : last_write_) last.store(store_->CurrentRevision());
   // What kube-apiserver creates at start-up when missing: the system namespaces
   // (bootstrap-controller, start-system-namespaces-controller) and the two system priority

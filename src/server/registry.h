@@ -50,6 +50,8 @@
 
 namespace kt::server {
 
+class Predecoder;
+
 enum class Subresource : unsigned char { kNone, kStatus };
 
 struct WriteOptions {
@@ -118,9 +120,10 @@ class Registry {
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
-  // Loads the caches, creates the default namespaces (default, kube-system, kube-public,
-  // kube-node-lease) if missing, and goes on deleting the namespaces that were Terminating.
-  Status Start();
+  // Loads the caches (taking what `predecoded` decoded during the store's load), creates the
+  // default namespaces (default, kube-system, kube-public, kube-node-lease) if missing, and goes
+  // on deleting the namespaces that were Terminating.
+  Status Start(const Predecoder* predecoded = nullptr);
   // Ends every watch and the registry's own background work (namespace deletion, which resumes
   // at the next Start); afterwards writes fail with kUnavailable.
   void Stop();

@@ -1,5 +1,7 @@
 #include "server/watch_cache.h"
 
+#include "server/predecode.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -77,7 +79,7 @@ WatchCache::WatchCache(const ResourceInfo& info, store::Store* store, Options op
 
 WatchCache::~WatchCache() { Stop(); }
 
-Status WatchCache::LoadLocked() {
+Status WatchCache::LoadLocked(const Predecoder* predecoded) {
   Result<store::RangeResponse> range = store_->Range(store::RangeRequest::Prefix(info_.key_prefix));
   if (!range) return range.error();
   objects_.clear();
@@ -91,6 +93,13 @@ Status WatchCache::LoadLocked() {
       kvs.size() < 2048 ? 1 : std::max<size_t>(1, std::thread::hardware_concurrency());
   auto decode = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
+      if (predecoded != nullptr) {
+        if (ObjectPtr o = predecoded->Take(kvs[i].mod_revision, kvs[i].key);
+            o && o->resource == info_.resource) {
+          decoded[i] = std::move(o);
+          continue;
+        }
+      }
       decoded[i] = MakeStoredObject(info_, kvs[i].key, kvs[i].value, kvs[i].mod_revision,
                                     kvs[i].create_revision);
     }
@@ -116,10 +125,10 @@ Status WatchCache::LoadLocked() {
   return Status::Ok();
 }
 
-Status WatchCache::Start() {
+Status WatchCache::Start(const Predecoder* predecoded) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    KT_RETURN_IF_ERROR(LoadLocked());
+    KT_RETURN_IF_ERROR(LoadLocked(predecoded));
   }
   store::WatchRequest request = store::WatchRequest::Prefix(info_.key_prefix, revision() + 1);
   request.progress_notify = true;
@@ -349,7 +358,7 @@ void WatchCache::OnStoreResponse(store::WatchResponse response) {
       ended.swap(watchers_);
       if (response.status.code() == StatusCode::kGone) {
         // Fell behind the store's compaction: reload; watchers relist.
-        Status s = LoadLocked();
+        Status s = LoadLocked(nullptr);
         if (!s.ok()) std::fprintf(stderr, "watch cache reload: %s\n", s.message().c_str());
       }
     }

@@ -38,6 +38,8 @@
 
 namespace kt::server {
 
+class Predecoder;
+
 enum class WatchEventType : unsigned char { kAdded, kModified, kDeleted };
 std::string_view WatchEventTypeName(WatchEventType type);  // "ADDED", ...
 
@@ -80,8 +82,9 @@ class WatchCache {
   WatchCache(const WatchCache&) = delete;
   WatchCache& operator=(const WatchCache&) = delete;
 
-  // Loads the resource from the store and starts following it.
-  Status Start();
+  // Loads the resource from the store and starts following it. Objects `predecoded` decoded
+  // during the store's load are taken from it rather than decoded again.
+  Status Start(const Predecoder* predecoded = nullptr);
   // Ends every watch with kUnavailable and stops following the store.
   void Stop();
 
@@ -177,7 +180,7 @@ class WatchCache {
   Result<ObjectPtr> ReadBack(const std::string& key, store::Revision revision) const;
   void TrimLogLocked();
   void RemoveWatcher(uint64_t id);
-  Status LoadLocked();
+  Status LoadLocked(const Predecoder* predecoded);
 
   const ResourceInfo& info_;
   store::Store* store_;

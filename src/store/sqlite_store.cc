@@ -163,6 +163,7 @@ SqliteStore::SqliteStore(const SqliteOptions& options, Db db)
   };
   index_options.load_value = [this](Revision revision) { return LoadValue(revision); };
   index_options.release_history = true;
+  index_options.on_load = options.on_load;
   index_ = std::make_shared<internal::MvccIndex>(std::move(index_options));
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,10 @@ struct SqliteOptions {
   int page_size = 16384;
   // The SQLite VFS to use; empty = the default. Tests inject I/O faults through one.
   std::string vfs;
+  // Sees every row start-up loads, on the loading thread, in revision order: so that work on
+  // the values (decoding them for the caches) can begin while the rest still loads. Must not
+  // call into the store.
+  std::function<void(const LoadedRow&)> on_load;
 };
 
 // Opens (or creates) the store at options.path and loads it into memory. Revisions continue

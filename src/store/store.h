@@ -78,6 +78,16 @@ struct KeyValue {
   Revision mod_revision = 0;     // revision of the last write; the resourceVersion
 };
 
+// A row of the store's file as start-up loads it (SqliteOptions::on_load), in revision order.
+struct LoadedRow {
+  std::string_view key;
+  Revision revision = 0;
+  Revision create_revision = 0;
+  const Bytes* value = nullptr;  // the buffer the store keeps; null for a delete
+  // The revision of the key's version this row replaces (0: none), which is no longer current.
+  Revision superseded = 0;
+};
+
 // A key range, with etcd's conventions:
 //   range_end == ""    -> the single key `key`
 //   range_end == "\0"  -> every key >= `key`

@@ -407,6 +407,11 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     if (found) {
       for (const Version& v : it->second) dropped.push_back(v.mod_revision);
     }
+    if (options_.on_load) {
+      options_.on_load(LoadedRow{row.key, row.revision, row.create_revision,
+                                 row.deleted ? nullptr : &row.value,
+                                 found ? it->second.back().mod_revision : 0});
+    }
     if (row.deleted) {
       dropped.push_back(row.revision);
       if (found) keys_.erase(it);
@@ -450,6 +455,11 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
   if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
   it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
   e.key = it;
+  if (options_.on_load) {
+    options_.on_load(LoadedRow{it->first, e.mod_revision, e.create_revision,
+                               row.deleted ? nullptr : &e.value,
+                               prev_live ? e.prev_mod_revision : 0});
+  }
   current_ = e.mod_revision;
   log_.push_back(std::move(e));
   return Status::Ok();

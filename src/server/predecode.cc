@@ -1,0 +1,173 @@
+#include "server/predecode.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+
+#include "core/thread_name.h"
+
+namespace kt::server {
+
+namespace {
+
+// The resource whose cache loads `key` (the longest matching prefix), or null.
+const ResourceInfo* ResourceOfKey(std::string_view key) {
+  const ResourceInfo* best = nullptr;
+  for (const ResourceInfo& info : AllResources()) {
+    if (key.starts_with(info.key_prefix) &&
+        (best == nullptr || info.key_prefix.size() > best->key_prefix.size())) {
+      best = &info;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Predecoder::Predecoder(size_t lag, size_t batch) : lag_(lag), batch_(batch) {
+  worker_ = std::thread([this] {
+    core::NameThisThread("kt-predecode");
+    Run();
+  });
+}
+
+Predecoder::~Predecoder() {
+  Finish();
+  for (size_t i = 0; i < entry_count_; ++i) EntryAt(i)->~Entry();
+}
+
+Predecoder::Chunk::Chunk(size_t bytes) : bytes_(bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  data_ = static_cast<char*>(p);
+}
+
+Predecoder::Chunk::~Chunk() { ::munmap(data_, bytes_); }
+
+Predecoder::Entry* Predecoder::EntryAt(size_t i) const {
+  return reinterpret_cast<Entry*>(entry_chunks_[i / kEntriesPerChunk]->data()) +
+         i % kEntriesPerChunk;
+}
+
+void Predecoder::Loaded(const store::LoadedRow& row) {
+  if (first_revision_ == 0) first_revision_ = row.revision;
+  if (row.superseded >= first_revision_) {
+    const size_t at = static_cast<size_t>(row.superseded - first_revision_);
+    if (at < by_revision_.size() && by_revision_[at] != nullptr) {
+      // Not yet claimed: no decoder will touch it, and its value (history the store has just
+      // released) goes now. Claimed: its decoder drops what it made.
+      Entry& e = *by_revision_[at];
+      uint8_t expected = kWaiting;
+      if (e.state.compare_exchange_strong(expected, kSuperseded)) {
+        e.value.reset();
+      } else if (expected == kClaimed) {
+        e.state.compare_exchange_strong(expected, kClaimedSuperseded);
+      }
+      by_revision_[at] = nullptr;
+    }
+  }
+  if (row.value == nullptr || *row.value == nullptr) return;
+  const ResourceInfo* info = ResourceOfKey(row.key);
+  if (info == nullptr || row.key.size() > kKeyChunk) return;
+  if (entry_count_ % kEntriesPerChunk == 0) {
+    entry_chunks_.push_back(std::make_unique<Chunk>(kEntriesPerChunk * sizeof(Entry)));
+  }
+  Entry& e = *new (EntryAt(entry_count_)) Entry();
+  ++entry_count_;
+  if (key_used_ + row.key.size() > kKeyChunk) {
+    key_chunks_.push_back(std::make_unique<Chunk>(kKeyChunk));
+    key_used_ = 0;
+  }
+  char* key = key_chunks_.back()->data() + key_used_;
+  row.key.copy(key, row.key.size());
+  key_used_ += row.key.size();
+  e.info = info;
+  e.key = std::string_view(key, row.key.size());
+  e.value = *row.value;
+  e.revision = row.revision;
+  e.create_revision = row.create_revision;
+  const size_t at = static_cast<size_t>(row.revision - first_revision_);
+  if (by_revision_.size() <= at) by_revision_.resize(std::max(at + 1, by_revision_.size() * 2));
+  by_revision_[at] = &e;
+  unpublished_.push_back(&e);
+  if (unpublished_.size() >= batch_) Publish();
+}
+
+void Predecoder::Publish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    published_.insert(published_.end(), unpublished_.begin(), unpublished_.end());
+  }
+  unpublished_.clear();
+  cv_.notify_one();
+}
+
+Predecoder::Entry* Predecoder::Claim(size_t limit) {
+  if (next_ >= limit) return nullptr;
+  return published_[next_++];
+}
+
+void Predecoder::Decode(Entry& e) {
+  uint8_t expected = kWaiting;
+  if (!e.state.compare_exchange_strong(expected, kClaimed)) {
+    skipped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Result<ObjectPtr> o =
+      MakeStoredObject(*e.info, std::string(e.key), e.value, e.revision, e.create_revision);
+  e.value.reset();
+  // A row that does not decode is left to the cache, which reports it.
+  if (!o || e.state.load() == kClaimedSuperseded) return;
+  e.object = std::move(*o);
+  decoded_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Predecoder::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    // Behind the loader by kLag rows while it loads; everything once it is done.
+    const size_t n = published_.size();
+    if (Entry* e = Claim(done_ ? n : (n > lag_ ? n - lag_ : 0))) {
+      lock.unlock();
+      Decode(*e);
+      lock.lock();
+      continue;
+    }
+    if (done_) return;
+    cv_.wait(lock);
+  }
+}
+
+void Predecoder::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    published_.insert(published_.end(), unpublished_.begin(), unpublished_.end());
+    done_ = true;
+  }
+  unpublished_.clear();
+  cv_.notify_one();
+  // This thread decodes the rest alongside the worker.
+  std::unique_lock<std::mutex> lock(mu_);
+  while (Entry* e = Claim(published_.size())) {
+    lock.unlock();
+    Decode(*e);
+    lock.lock();
+  }
+  lock.unlock();
+  worker_.join();
+  key_chunks_.clear();  // keys are read only while decoding
+}
+
+ObjectPtr Predecoder::Take(store::Revision revision, std::string_view key) const {
+  if (revision < first_revision_) return nullptr;
+  const size_t at = static_cast<size_t>(revision - first_revision_);
+  if (at >= by_revision_.size() || by_revision_[at] == nullptr) return nullptr;
+  const Entry& e = *by_revision_[at];
+  if (!e.object || e.state.load() != kClaimed || e.object->key != key) return nullptr;
+  return e.object;
+}
+
+}  // namespace kt::server

@@ -1,0 +1,130 @@
+// Decodes the objects the watch caches will hold while the store is still loading, so that
+// start-up decodes on one core while it reads the file on the other, rather than one after the
+// other.
+//
+//   auto pre = std::make_shared<Predecoder>();
+//   sqlite.on_load = [pre](const store::LoadedRow& row) { pre->Loaded(row); };
+//   auto store = store::OpenSqliteStore(sqlite);     // rows are decoded as they load
+//   pre->Finish();                                   // decodes what is left, on every core
+//   registry_options.predecoded = pre;               // the caches take what was decoded
+//
+// Rows come in revision order, and most of a burst's history is superseded soon after it is
+// read: the worker stays kLag rows behind the loader and skips rows superseded by then, so it
+// decodes (nearly) only what will be current. Take() is by revision and checks the key, so an
+// object is used only for exactly the row the cache loads.
+//
+// Thread safety: Loaded() on the loading thread only; Finish() once, after the load, on any
+// thread; Take() after Finish(), from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "server/object.h"
+#include "store/store.h"
+
+namespace kt::server {
+
+class Predecoder {
+ public:
+  // Rows the worker stays behind the loader: a row superseded within this many rows (a burst's
+  // writes to the same 5,000 nodes come back every few thousand rows) is never decoded.
+  static constexpr size_t kLag = 32768;
+
+  // Rows handed to the worker at once: one lock and one wake-up per batch, not per row.
+  static constexpr size_t kBatch = 1024;
+
+  explicit Predecoder(size_t lag = kLag, size_t batch = kBatch);
+  ~Predecoder();  // after Finish()
+  Predecoder(const Predecoder&) = delete;
+  Predecoder& operator=(const Predecoder&) = delete;
+
+  // A row the store loaded (store::SqliteOptions::on_load).
+  void Loaded(const store::LoadedRow& row);
+  // The load is over: decodes what the worker has not reached, on this thread and the worker,
+  // and stops the worker. Idempotent.
+  void Finish();
+  // The object decoded from the row at `revision` if it was, is still current as far as the
+  // load knows, and has this key; null otherwise (the caller decodes it itself).
+  ObjectPtr Take(store::Revision revision, std::string_view key) const;
+
+  // Objects decoded, and rows skipped as superseded before their turn (for tests).
+  size_t decoded() const { return decoded_.load(); }
+  size_t skipped() const { return skipped_.load(); }
+
+ private:
+  static constexpr uint8_t kWaiting = 0, kClaimed = 1, kSuperseded = 2, kClaimedSuperseded = 3;
+
+  struct Entry {
+    const ResourceInfo* info;
+    std::string_view key;  // in keys_
+    store::Bytes value;
+    store::Revision revision;
+    store::Revision create_revision;
+    // kWaiting -> kClaimed (a decoder took it) or kSuperseded (the loader saw a newer row first,
+    // and released the value); kClaimed -> kClaimedSuperseded.
+    std::atomic<uint8_t> state{kWaiting};
+    ObjectPtr object;  // set by whoever decodes it
+  };
+
+  void Run();
+  // Decodes `e` unless superseded.
+  void Decode(Entry& e);
+  // Claims the next published entry below `limit` (called under mu_); null when none is left.
+  Entry* Claim(size_t limit);
+  // Hands the loader's new entries to the decoders.
+  void Publish();
+  // The i-th entry's place in the chunks.
+  Entry* EntryAt(size_t i) const;
+
+  // Entries and key bytes live in large chunks, allocated as the load goes and freed whole at
+  // the end: no allocation per row, and the memory goes back to the system afterwards rather
+  // than staying behind as holes among the index's allocations.
+  // Memory mapped for itself (malloc could place it in its heap, which keeps freed memory).
+  class Chunk {
+   public:
+    explicit Chunk(size_t bytes);
+    ~Chunk();
+    Chunk(const Chunk&) = delete;
+    Chunk& operator=(const Chunk&) = delete;
+    char* data() const { return data_; }
+
+   private:
+    char* data_;
+    size_t bytes_;
+  };
+  static constexpr size_t kEntriesPerChunk = 8192;
+  static constexpr size_t kKeyChunk = 1 << 20;
+  std::vector<std::unique_ptr<Chunk>> entry_chunks_;  // loader thread only
+  size_t entry_count_ = 0;                            // loader thread only; constructed entries
+  std::vector<std::unique_ptr<Chunk>> key_chunks_;    // loader thread only
+  size_t key_used_ = kKeyChunk;                       // in the last key chunk
+
+  // Loader thread only: the entry of each revision (offset by first_revision_), null for rows
+  // not decoded (deletes, keys outside every resource) and once superseded.
+  store::Revision first_revision_ = 0;
+  std::vector<Entry*> by_revision_;
+  std::vector<Entry*> unpublished_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Entry*> published_;  // guarded by mu_, in revision order
+  size_t next_ = 0;                // guarded by mu_: the next published entry to claim
+  bool done_ = false;              // guarded by mu_: the load is over
+  bool finished_ = false;
+  const size_t lag_;
+  const size_t batch_;
+  std::atomic<size_t> decoded_{0};
+  std::atomic<size_t> skipped_{0};
+  std::thread worker_;
+};
+
+}  // namespace kt::server

@@ -1,12 +1,12 @@
 #include "scheduler/config.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "api/codec.h"
 #include "api/manifest.h"
 #include "api/node_affinity.h"
+#include "core/file.h"
 #include "core/validation.h"
 
 namespace kt::scheduler {
@@ -453,11 +453,9 @@ Result<SchedulerConfig> ParseSchedulerConfig(std::string_view text, std::string_
 }
 
 Result<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Err(NotFound(path + ": cannot open the file"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return ParseSchedulerConfig(buf.str(), path);
+  Result<std::string> text = ReadFile(path);
+  if (!text) return Err(text.error());
+  return ParseSchedulerConfig(*text, path);
 }
 
 }  // namespace kt::scheduler

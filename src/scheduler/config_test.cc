@@ -324,7 +324,7 @@ TEST(SchedulerConfigTest, LoadFromFile) {
   Result<SchedulerConfig> missing = LoadSchedulerConfig(path);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
-  EXPECT_EQ(missing.error().message(), path + ": cannot open the file");
+  EXPECT_EQ(missing.error().message(), "open " + path + ": no such file or directory");
 }
 
 // --- Invalid configurations

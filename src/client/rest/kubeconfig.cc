@@ -2,24 +2,15 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "api/manifest.h"
+#include "core/file.h"
 
 namespace kt::client {
 
 namespace {
 
 using rapidjson::Value;
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Err(NotFound(path + ": cannot open the file"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
 
 std::string Str(const Value& obj, const char* name) {
   if (!obj.IsObject()) return "";

@@ -36,13 +36,30 @@ echo "== one server, SQLite, $(nproc) cores; plain $PLAIN, TLS $TLS"
 load "$PLAIN" populate --pods "$PODS" --conns 16 --segments 4 | tail -1
 
 tag() { sed "s/^/[$1] /"; }
+CREATES=$TMP/creates.txt
 for run in $(seq 1 "$RUNS"); do
   for mode in plain tls; do
     url=$PLAIN
     [ "$mode" = tls ] && url=$TLS
-    load "$url" create --pods 5000 --runs 1 --ns-prefix "$mode-$run" | grep '^(f)' | tag "$mode"
+    load "$url" create --pods 5000 --runs 1 --ns-prefix "$mode-$run" | grep '^(f)' | tag "$mode" |
+      tee -a "$CREATES"
   done
 done
+# The medians of the create runs, and what TLS costs of the plain rate.
+awk '/\(f\) pod creates conns=16/ {
+       for (i = 1; i <= NF; i++) if ($i == "=" && $(i + 1) ~ /\/s;?$/) { v = $(i + 1); sub("/s;?", "", v) }
+       if ($1 == "[plain]") p[++np] = v + 0; else t[++nt] = v + 0
+     }
+     function median(a, n,   i, j, x) {
+       for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+     }
+     END {
+       if (np == 0 || nt == 0) exit
+       mp = median(p, np); mt = median(t, nt); cost = 100 * (1 - mt / mp)
+       printf "(tls) pod creates/s, median of %d runs each: plain %.0f, TLS %.0f: TLS costs %.1f %% of the rate; target <= 15 %%: %s\n",
+              np, mp, mt, cost, cost <= 15 ? "MET" : "MISSED"
+     }' "$CREATES"
 for mode in plain tls; do
   url=$PLAIN
   [ "$mode" = tls ] && url=$TLS

@@ -527,6 +527,11 @@ TEST_F(ApiServerTest, JsonPatchWhoseTestFailsIsInvalid) {
                     "application/json-patch+json"),
                  {422, "Invalid", "the server rejected our request due to an error in our request"},
                  before, "remove missing");
+  // As kube-apiserver's NewGenericServerResponse: empty details, not none.
+  HttpResponse failed = Do("PATCH", kP1, R"([{"op":"test","path":"/metadata/name","value":"no"}])",
+                           "application/json-patch+json");
+  EXPECT_NE(failed.body.find(R"("reason":"Invalid","details":{},"code":422)"), std::string::npos)
+      << failed.body;
   // And one whose test passes applies.
   HttpResponse ok = Do("PATCH", kP1,
                        R"([{"op":"test","path":"/metadata/labels/app","value":"web"},)"

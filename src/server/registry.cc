@@ -1007,7 +1007,13 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
                           std::move(done), std::move(retry));
     }
     Result<Document> patched = api::ApplyPatch(type, info.kind, *doc, *patch);
-    if (!patched) return done(ApiErr(patched.error()));
+    if (!patched) {
+      const Status& e = patched.error();
+      if (e.code() == StatusCode::kInvalid && e.message() == api::kPatchRejectedMessage) {
+        return done(ApiErr(NewGenericServerResponse(422)));
+      }
+      return done(ApiErr(e));
+    }
     if (!patched->IsObject()) {
       return done(ApiErr(BadRequestError("the patched object is not a JSON object")));
     }

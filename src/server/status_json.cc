@@ -215,6 +215,17 @@ StatusError NewTooOldResourceVersion(int64_t requested, int64_t oldest) {
                             std::to_string(oldest) + ")");
 }
 
+StatusError NewGenericServerResponse(int code) {
+  if (code == 422) {
+    return {422, "Invalid", "the server rejected our request due to an error in our request",
+            StatusDetails()};
+  }
+  return {code, "Unknown",
+          "the server responded with the status code " + std::to_string(code) +
+              " but did not return more information",
+          StatusDetails()};
+}
+
 StatusError NewBadRequest(std::string_view message) {
   return {400, "BadRequest", std::string(message), std::nullopt};
 }

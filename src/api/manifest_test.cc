@@ -263,6 +263,53 @@ TEST(ManifestTest, ConversionErrors) {
   for (const auto& c : cases) EXPECT_EQ(Convert(c.yaml), c.error) << c.yaml;
 }
 
+// Duplicate keys as goyaml v2's strict decoding reports them (upstream's apply with
+// fieldValidation Strict or Warn): the line of the repeat's value, depth first, each repeat.
+TEST(ManifestTest, DuplicateYamlKeysAsGoyamlReportsThem) {
+  const std::string yaml =
+      "apiVersion: v1\n"  // 1
+      "kind: Pod\n"       // 2
+      "metadata:\n"       // 3
+      "  name: p\n"       // 4
+      "  name: q\n"       // 5
+      "spec:\n"           // 6
+      "  containers:\n"   // 7
+      "  - name: c\n"     // 8
+      "    image: a\n"    // 9
+      "    image: b\n"    // 10
+      "    image: c\n"    // 11
+      "a:\n"              // 12
+      "  x: 1\n"          // 13
+      "  x: 2\n"          // 14
+      "a:\n"              // 15
+      "  y: 1\n"          // 16
+      "  y: 2\n"          // 17
+      "\"quoted\": 1\n"   // 18
+      "quoted: 2\n"       // 19
+      "\"1\": x\n"        // 20: the string "1"
+      "1: y\n";           // 21: the integer 1, another key
+  EXPECT_EQ(FindDuplicateYamlKeys(yaml),
+            (std::vector<std::string>{
+                R"(line 5: key "name" already set in map)",
+                R"(line 10: key "image" already set in map)",
+                R"(line 11: key "image" already set in map)",
+                R"(line 14: key "x" already set in map)",
+                R"(line 17: key "y" already set in map)",
+                R"(line 16: key "a" already set in map)",  // the repeat's value starts there
+                R"(line 19: key "quoted" already set in map)",
+            }));
+  // JSON is YAML: one line.
+  EXPECT_EQ(FindDuplicateYamlKeys(R"({"kind":"Pod","m":{"a":1,"a":2},"kind":"Pod"})"),
+            (std::vector<std::string>{R"(line 1: key "a" already set in map)",
+                                      R"(line 1: key "kind" already set in map)"}));
+  EXPECT_TRUE(FindDuplicateYamlKeys("a: 1\nb: {a: 2}\n").empty());
+  EXPECT_TRUE(FindDuplicateYamlKeys("a: [").empty()) << "a parse error is YamlToJson's to report";
+  // Converted, a repeated key takes its last value.
+  Result<rapidjson::Document> doc = YamlToJson("a: 1\na: 2\n");
+  ASSERT_TRUE(doc);
+  EXPECT_EQ((*doc)["a"].GetInt(), 2);
+}
+
 TEST(ManifestTest, HostileYamlIsRefused) {
   // Billion laughs: nine levels of ten aliases would expand to 10^9 values.
   std::string laughs = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";

@@ -933,27 +933,16 @@ ApiResult<void> ValidatePatchOptions(const Query& query, api::PatchType type) {
 // ...` when it does not parse. Its unknown fields are refused whatever fieldValidation says, as
 // SMD's typed conversion does (structuredmerge.go): 400 `failed to create typed patch object
 // (default/p1; /v1, Kind=Pod): .spec.x: field not declared in schema`. fieldValidation Strict or
-// Warn also look for duplicate fields of a JSON body, as upstream's yaml.UnmarshalStrict into a
-// map (400 `error strict decoding YAML: ...`, or warnings).
+// Warn (the default) then look for duplicate keys, as upstream's yaml.UnmarshalStrict into a map:
+// 400 `error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:` with
+// one `line N: key "k" already set in map` per repeat, or those lines as warnings. A repeated key
+// otherwise takes its last value, as goyaml's non-strict decoding does.
 ApiResult<std::string> DecodeApplyConfiguration(const ResourceInfo& info, std::string_view body,
                                                 api::FieldValidation mode,
                                                 std::vector<std::string>* warnings) {
   Result<Document> doc = api::YamlToJson(body);
   if (!doc) return ApiErr(BadRequestError("error decoding YAML: " + doc.error().message()));
   if (doc->IsNull()) doc->SetObject();  // an empty document is an empty map upstream
-  if (mode != api::FieldValidation::kIgnore) {
-    api::FieldProblems problems;
-    if (Result<Document> json = api::ParseJson(body); json) {
-      api::FindDuplicateFields(*json, &problems);
-    }
-    if (!problems.messages.empty()) {
-      if (mode == api::FieldValidation::kStrict) {
-        return ApiErr(
-            BadRequestError("error strict decoding YAML: " + api::StrictDecodingError(problems)));
-      }
-      warnings->insert(warnings->end(), problems.messages.begin(), problems.messages.end());
-    }
-  }
   api::FieldProblems unknown;
   Document pruned;
   pruned.CopyFrom(*doc, pruned.GetAllocator());
@@ -985,6 +974,18 @@ ApiResult<std::string> DecodeApplyConfiguration(const ResourceInfo& info, std::s
       for (const std::string& e : errors) message += "\n  " + e;
     }
     return ApiErr(BadRequestError(message));
+  }
+  // Upstream checks the apply configuration with yaml.UnmarshalStrict once the apply itself has
+  // succeeded, whether the body is YAML or JSON: duplicate keys, as goyaml reports them.
+  if (mode != api::FieldValidation::kIgnore) {
+    std::vector<std::string> duplicates = api::FindDuplicateYamlKeys(body);
+    if (!duplicates.empty() && mode == api::FieldValidation::kStrict) {
+      std::string message =
+          "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:";
+      for (const std::string& d : duplicates) message.append("\n  ").append(d);
+      return ApiErr(BadRequestError(std::move(message)));
+    }
+    warnings->insert(warnings->end(), duplicates.begin(), duplicates.end());
   }
   return api::EncodeJson(*doc);
 }

@@ -1877,6 +1877,54 @@ std::string FieldsOf(const Json& object, std::string_view manager) {
   return "<none>";
 }
 
+// Duplicate keys in an apply configuration, as kube-apiserver's yaml.UnmarshalStrict reports
+// them (upstream's testFieldValidationApplyCreate): Strict refuses with goyaml's lines and stores
+// nothing, Warn (also the default) applies with one warning per repeat and the last value,
+// Ignore applies silently.
+TEST_F(ApiServerTest, ServerSideApplyDuplicateKeysAsUpstream) {
+  const std::string yaml =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: NAME\n  labels:\n    app: a\n    app: b\n"
+      "spec:\n  containers:\n  - name: c\n    image: nginx\n    image: busybox\n";
+  auto body = [&](std::string_view name) {
+    std::string b = yaml;
+    b.replace(b.find("NAME"), 4, name);
+    return b;
+  };
+  auto warnings = [](const HttpResponse& r) {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : r.headers) {
+      if (n == "Warning") out.push_back(v);
+    }
+    return out;
+  };
+  Snapshot before = Snap();
+  ExpectRejected(
+      Do("PATCH", std::string(kPods) + "/dup1?fieldManager=m&fieldValidation=Strict", body("dup1"),
+         kApply),
+      {400, "BadRequest",
+       "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n"
+       "  line 7: key \"app\" already set in map\n"
+       "  line 12: key \"image\" already set in map"},
+      before, "strict");
+  int n = 1;
+  for (const char* query : {"fieldManager=m&fieldValidation=Warn", "fieldManager=m"}) {
+    const std::string name = "dup" + std::to_string(++n);
+    HttpResponse r = Do("PATCH", std::string(kPods) + "/" + name + "?" + query, body(name), kApply);
+    ASSERT_EQ(r.status, 201) << query << ": " << r.body;
+    EXPECT_EQ(warnings(r),
+              (std::vector<std::string>{R"(299 - "line 7: key \"app\" already set in map")",
+                                        R"(299 - "line 12: key \"image\" already set in map")"}))
+        << query;
+    Json pod = GetJson(std::string(kPods) + "/" + name);
+    EXPECT_EQ(pod.Str("/metadata/labels/app"), "b") << query;
+    EXPECT_EQ(pod.Str("/spec/containers/0/image"), "busybox") << query;
+  }
+  HttpResponse r = Do("PATCH", std::string(kPods) + "/dup4?fieldManager=m&fieldValidation=Ignore",
+                      body("dup4"), kApply);
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_TRUE(warnings(r).empty());
+}
+
 TEST_F(ApiServerTest, ServerSideApplyCreatesThenMergesAndPrunes) {
   const std::string target = std::string(kPods) + "/ssa?fieldManager=kubectl&force=false";
   // YAML, as kubectl may send it: the object does not exist, so the apply creates it (201).

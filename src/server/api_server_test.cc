@@ -1740,6 +1740,21 @@ TEST_F(ApiServerTest, RandomGarbageRequestsNeverBreakTheServer) {
   EXPECT_EQ(Json(Get("/api/v1/pods").body).Str("/metadata/resourceVersion"), std::to_string(Rev()));
 }
 
+// The Warning headers of a response, in order.
+std::vector<std::string> WarningsOf(const HttpResponse& r) {
+  std::vector<std::string> out;
+  for (const auto& [n, v] : r.headers) {
+    if (n == "Warning") out.push_back(v);
+  }
+  return out;
+}
+
+// `body` with its NAME placeholder replaced by `name`.
+std::string Named(std::string body, std::string_view name) {
+  body.replace(body.find("NAME"), 4, name);
+  return body;
+}
+
 // Field validation as kube-apiserver's handlers do it (create.go, update.go, patch.go under
 // fieldValidation): Strict refuses unknown and duplicate fields, Warn drops them with one
 // Warning each, Ignore drops them silently; nothing unknown is ever stored, dry run or not.
@@ -1748,18 +1763,7 @@ TEST_F(ApiServerTest, FieldValidationStrictWarnIgnore) {
     "labelz":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"nginx"}],
     "tolerations":[{"key":"k","operator":"Exists","effect":"NoExecute","tolerationSecond":10}]},
     "status":{"phasez":"x"}})";
-  auto named = [&](std::string_view name) {
-    std::string b = typo;
-    b.replace(b.find("NAME"), 4, name);
-    return b;
-  };
-  auto warnings = [](const HttpResponse& r) {
-    std::vector<std::string> out;
-    for (const auto& [n, v] : r.headers) {
-      if (n == "Warning") out.push_back(v);
-    }
-    return out;
-  };
+  auto named = [&](std::string_view name) { return Named(typo, name); };
   const std::vector<std::string> three = {
       R"(299 - "unknown field \"metadata.labelz\"")",
       R"(299 - "unknown field \"spec.tolerations[0].tolerationSecond\"")",
@@ -1787,7 +1791,7 @@ TEST_F(ApiServerTest, FieldValidationStrictWarnIgnore) {
     const std::string name = std::string("w") + (query[0] ? "1" : "2");
     r = Do("POST", std::string(kPods) + query, named(name));
     EXPECT_EQ(r.status, 201) << r.body;
-    EXPECT_EQ(warnings(r), three) << query;
+    EXPECT_EQ(WarningsOf(r), three) << query;
     Json got = GetJson(std::string(kPods) + "/" + name);
     EXPECT_FALSE(got.Has("/metadata/labelz"));
     EXPECT_FALSE(got.Has("/spec/tolerations/0/tolerationSecond"));
@@ -1796,7 +1800,7 @@ TEST_F(ApiServerTest, FieldValidationStrictWarnIgnore) {
   // Ignore: created without them, silently.
   r = Do("POST", std::string(kPods) + "?fieldValidation=Ignore", named("i"));
   EXPECT_EQ(r.status, 201) << r.body;
-  EXPECT_TRUE(warnings(r).empty());
+  EXPECT_TRUE(WarningsOf(r).empty());
   EXPECT_FALSE(GetJson(std::string(kPods) + "/i").Has("/metadata/labelz"));
   // Duplicates: Strict lists them; Warn keeps the last value, as Go's decoder.
   const std::string dup = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"d",
@@ -1833,7 +1837,7 @@ TEST_F(ApiServerTest, FieldValidationStrictWarnIgnore) {
   r = Do("PATCH", kP1, R"({"spec":{"foo":1},"metadata":{"labels":{"y":"1"}}})",
          "application/merge-patch+json");
   EXPECT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(warnings(r), std::vector<std::string>{R"(299 - "unknown field \"spec.foo\"")"});
+  EXPECT_EQ(WarningsOf(r), std::vector<std::string>{R"(299 - "unknown field \"spec.foo\"")"});
   Json patched = GetJson(kP1);
   EXPECT_FALSE(patched.Has("/spec/foo"));
   EXPECT_EQ(patched.Str("/metadata/labels/y"), "1");
@@ -1885,18 +1889,7 @@ TEST_F(ApiServerTest, ServerSideApplyDuplicateKeysAsUpstream) {
   const std::string yaml =
       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: NAME\n  labels:\n    app: a\n    app: b\n"
       "spec:\n  containers:\n  - name: c\n    image: nginx\n    image: busybox\n";
-  auto body = [&](std::string_view name) {
-    std::string b = yaml;
-    b.replace(b.find("NAME"), 4, name);
-    return b;
-  };
-  auto warnings = [](const HttpResponse& r) {
-    std::vector<std::string> out;
-    for (const auto& [n, v] : r.headers) {
-      if (n == "Warning") out.push_back(v);
-    }
-    return out;
-  };
+  auto body = [&](std::string_view name) { return Named(yaml, name); };
   Snapshot before = Snap();
   ExpectRejected(
       Do("PATCH", std::string(kPods) + "/dup1?fieldManager=m&fieldValidation=Strict", body("dup1"),
@@ -1911,7 +1904,7 @@ TEST_F(ApiServerTest, ServerSideApplyDuplicateKeysAsUpstream) {
     const std::string name = "dup" + std::to_string(++n);
     HttpResponse r = Do("PATCH", std::string(kPods) + "/" + name + "?" + query, body(name), kApply);
     ASSERT_EQ(r.status, 201) << query << ": " << r.body;
-    EXPECT_EQ(warnings(r),
+    EXPECT_EQ(WarningsOf(r),
               (std::vector<std::string>{R"(299 - "line 7: key \"app\" already set in map")",
                                         R"(299 - "line 12: key \"image\" already set in map")"}))
         << query;
@@ -1922,7 +1915,7 @@ TEST_F(ApiServerTest, ServerSideApplyDuplicateKeysAsUpstream) {
   HttpResponse r = Do("PATCH", std::string(kPods) + "/dup4?fieldManager=m&fieldValidation=Ignore",
                       body("dup4"), kApply);
   ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_TRUE(warnings(r).empty());
+  EXPECT_TRUE(WarningsOf(r).empty());
 }
 
 TEST_F(ApiServerTest, ServerSideApplyCreatesThenMergesAndPrunes) {

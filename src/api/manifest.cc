@@ -518,12 +518,63 @@ class Converter {
   int line_offset_;
 };
 
-// Parses and converts one YAML document. `line_offset` is the document's first line in its file.
-Result<rapidjson::Document> ConvertYamlDocument(std::string_view text, int line_offset) {
+// A map key as goyaml v2 resolves it: its kind and canonical text, and how `%#v` prints it.
+struct ResolvedKey {
+  char kind;  // 's' string, 'i' integer, 'b' bool, 'n' null
+  std::string text;
+  std::string printed;
+};
+
+ResolvedKey ResolveKey(const YAML::Node& key) {
+  const std::string& v = key.Scalar();
+  if (key.Tag() == "?") {  // plain: resolved by its form
+    if (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL") {
+      return {'n', "", "<nil>"};
+    }
+    if (v == "true" || v == "True" || v == "TRUE") return {'b', "true", "true"};
+    if (v == "false" || v == "False" || v == "FALSE") return {'b', "false", "false"};
+    const size_t digits = v[0] == '-' || v[0] == '+' ? 1 : 0;
+    if (v.size() > digits && v.find_first_not_of("0123456789", digits) == std::string::npos) {
+      std::string n = v[0] == '+' ? v.substr(1) : v;
+      return {'i', n, n};
+    }
+  }
+  return {'s', v, GoQuote(v)};
+}
+
+void FindDuplicates(const YAML::Node& node, std::vector<std::string>* out) {
+  if (node.IsSequence()) {
+    for (const YAML::Node& e : node) FindDuplicates(e, out);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::vector<ResolvedKey> seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    FindDuplicates(it->second, out);  // goyaml decodes the value before it sets the key
+    if (!it->first.IsScalar()) continue;
+    ResolvedKey key = ResolveKey(it->first);
+    const bool repeated = std::any_of(seen.begin(), seen.end(), [&](const ResolvedKey& k) {
+      return k.kind == key.kind && k.text == key.text;
+    });
+    if (!repeated) {
+      seen.push_back(std::move(key));
+      continue;
+    }
+    const YAML::Mark mark = it->second.Mark().is_null() ? it->first.Mark() : it->second.Mark();
+    out->push_back("line " + std::to_string(mark.line + 1) + ": key " + key.printed +
+                   " already set in map");
+  }
+}
+
+// Parses and converts one YAML document. `line_offset` is the document's first line in its file;
+// `duplicate_keys`, when given, gets its repeated keys (YamlToJson).
+Result<rapidjson::Document> ConvertYamlDocument(
+    std::string_view text, int line_offset, std::vector<std::string>* duplicate_keys = nullptr) {
   rapidjson::Document doc;
   Converter converter(doc.GetAllocator(), text.size(), line_offset);
   try {
     const YAML::Node root = YAML::Load(std::string(text));
+    if (duplicate_keys != nullptr) FindDuplicates(root, duplicate_keys);
     Value v;
     Status s = converter.Convert(root, &v, 0);
     if (!s.ok()) return Err(std::move(s));
@@ -710,70 +761,9 @@ Status LoadJsonStream(std::string_view text, size_t offset, std::string_view sou
 
 std::string Manifest::Location() const { return api::Location(source, document, item); }
 
-Result<rapidjson::Document> YamlToJson(std::string_view yaml) {
-  return ConvertYamlDocument(yaml, 0);
-}
-
-namespace {
-
-// A map key as goyaml v2 resolves it: its kind and canonical text, and how `%#v` prints it.
-struct ResolvedKey {
-  char kind;  // 's' string, 'i' integer, 'b' bool, 'n' null
-  std::string text;
-  std::string printed;
-};
-
-ResolvedKey ResolveKey(const YAML::Node& key) {
-  const std::string& v = key.Scalar();
-  if (key.Tag() == "?") {  // plain: resolved by its form
-    if (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL") {
-      return {'n', "", "<nil>"};
-    }
-    if (v == "true" || v == "True" || v == "TRUE") return {'b', "true", "true"};
-    if (v == "false" || v == "False" || v == "FALSE") return {'b', "false", "false"};
-    const size_t digits = v[0] == '-' || v[0] == '+' ? 1 : 0;
-    if (v.size() > digits && v.find_first_not_of("0123456789", digits) == std::string::npos) {
-      std::string n = v[0] == '+' ? v.substr(1) : v;
-      return {'i', n, n};
-    }
-  }
-  return {'s', v, GoQuote(v)};
-}
-
-void FindDuplicates(const YAML::Node& node, std::vector<std::string>* out) {
-  if (node.IsSequence()) {
-    for (const YAML::Node& e : node) FindDuplicates(e, out);
-    return;
-  }
-  if (!node.IsMap()) return;
-  std::vector<ResolvedKey> seen;
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    FindDuplicates(it->second, out);  // goyaml decodes the value before it sets the key
-    if (!it->first.IsScalar()) continue;
-    ResolvedKey key = ResolveKey(it->first);
-    const bool repeated = std::any_of(seen.begin(), seen.end(), [&](const ResolvedKey& k) {
-      return k.kind == key.kind && k.text == key.text;
-    });
-    if (!repeated) {
-      seen.push_back(std::move(key));
-      continue;
-    }
-    const YAML::Mark mark = it->second.Mark().is_null() ? it->first.Mark() : it->second.Mark();
-    out->push_back("line " + std::to_string(mark.line + 1) + ": key " + key.printed +
-                   " already set in map");
-  }
-}
-
-}  // namespace
-
-std::vector<std::string> FindDuplicateYamlKeys(std::string_view yaml) {
-  std::vector<std::string> out;
-  try {
-    FindDuplicates(YAML::Load(std::string(yaml)), &out);
-  } catch (const std::exception&) {
-    out.clear();
-  }
-  return out;
+Result<rapidjson::Document> YamlToJson(std::string_view yaml,
+                                       std::vector<std::string>* duplicate_keys) {
+  return ConvertYamlDocument(yaml, 0, duplicate_keys);
 }
 
 Result<std::vector<Manifest>> LoadManifests(std::string_view text, std::string_view source) {

@@ -51,15 +51,15 @@ Result<std::vector<Manifest>> LoadManifestFile(const std::string& path);
 Result<std::vector<Manifest>> LoadManifests(std::string_view text, std::string_view source_name);
 
 // Converts one YAML document to JSON as sigs.k8s.io/yaml.YAMLToJSON does; an empty document
-// converts to null. Errors carry no file or document prefix ("yaml: line 3, column 5: ...").
-Result<rapidjson::Document> YamlToJson(std::string_view yaml);
-
-// The duplicate map keys of one YAML (or JSON) document, as sigs.k8s.io/yaml.UnmarshalStrict
+// converts to null, and a repeated key takes its last value. Errors carry no file or document
+// prefix ("yaml: line 3, column 5: ...").
+//
+// `duplicate_keys`, when given, gets the repeated map keys as sigs.k8s.io/yaml.UnmarshalStrict
 // (goyaml v2) reports them: `line 5: key "name" already set in map`, with the 1-based line of
-// the duplicate's value, depth first (a value's own duplicates before its key's), every repeat
-// after the first. Keys are compared as goyaml resolves them: a quoted "1" and a plain 1
-// differ, a quoted "a" and a plain a do not. Empty when there are none or the text does not
-// parse (YamlToJson reports that).
-std::vector<std::string> FindDuplicateYamlKeys(std::string_view yaml);
+// the repeat's value, depth first (a value's own repeats before its key's), every repeat after
+// the first. Keys are compared as goyaml resolves them: a quoted "1" and a plain 1 differ, a
+// quoted "a" and a plain a do not.
+Result<rapidjson::Document> YamlToJson(std::string_view yaml,
+                                       std::vector<std::string>* duplicate_keys = nullptr);
 
 }  // namespace kt::api

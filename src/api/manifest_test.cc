@@ -288,7 +288,12 @@ TEST(ManifestTest, DuplicateYamlKeysAsGoyamlReportsThem) {
       "quoted: 2\n"       // 19
       "\"1\": x\n"        // 20: the string "1"
       "1: y\n";           // 21: the integer 1, another key
-  EXPECT_EQ(FindDuplicateYamlKeys(yaml),
+  auto duplicates = [](std::string_view text) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(YamlToJson(text, &out)) << text;
+    return out;
+  };
+  EXPECT_EQ(duplicates(yaml),
             (std::vector<std::string>{
                 R"(line 5: key "name" already set in map)",
                 R"(line 10: key "image" already set in map)",
@@ -299,11 +304,13 @@ TEST(ManifestTest, DuplicateYamlKeysAsGoyamlReportsThem) {
                 R"(line 19: key "quoted" already set in map)",
             }));
   // JSON is YAML: one line.
-  EXPECT_EQ(FindDuplicateYamlKeys(R"({"kind":"Pod","m":{"a":1,"a":2},"kind":"Pod"})"),
+  EXPECT_EQ(duplicates(R"({"kind":"Pod","m":{"a":1,"a":2},"kind":"Pod"})"),
             (std::vector<std::string>{R"(line 1: key "a" already set in map)",
                                       R"(line 1: key "kind" already set in map)"}));
-  EXPECT_TRUE(FindDuplicateYamlKeys("a: 1\nb: {a: 2}\n").empty());
-  EXPECT_TRUE(FindDuplicateYamlKeys("a: [").empty()) << "a parse error is YamlToJson's to report";
+  EXPECT_TRUE(duplicates("a: 1\nb: {a: 2}\n").empty());
+  std::vector<std::string> none;
+  EXPECT_FALSE(YamlToJson("a: [", &none)) << "a parse error is reported as such";
+  EXPECT_TRUE(none.empty());
   // Converted, a repeated key takes its last value.
   Result<rapidjson::Document> doc = YamlToJson("a: 1\na: 2\n");
   ASSERT_TRUE(doc);

@@ -940,7 +940,9 @@ ApiResult<void> ValidatePatchOptions(const Query& query, api::PatchType type) {
 ApiResult<std::string> DecodeApplyConfiguration(const ResourceInfo& info, std::string_view body,
                                                 api::FieldValidation mode,
                                                 std::vector<std::string>* warnings) {
-  Result<Document> doc = api::YamlToJson(body);
+  std::vector<std::string> duplicates;
+  Result<Document> doc =
+      api::YamlToJson(body, mode != api::FieldValidation::kIgnore ? &duplicates : nullptr);
   if (!doc) return ApiErr(BadRequestError("error decoding YAML: " + doc.error().message()));
   if (doc->IsNull()) doc->SetObject();  // an empty document is an empty map upstream
   api::FieldProblems unknown;
@@ -977,16 +979,13 @@ ApiResult<std::string> DecodeApplyConfiguration(const ResourceInfo& info, std::s
   }
   // Upstream checks the apply configuration with yaml.UnmarshalStrict once the apply itself has
   // succeeded, whether the body is YAML or JSON: duplicate keys, as goyaml reports them.
-  if (mode != api::FieldValidation::kIgnore) {
-    std::vector<std::string> duplicates = api::FindDuplicateYamlKeys(body);
-    if (!duplicates.empty() && mode == api::FieldValidation::kStrict) {
-      std::string message =
-          "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:";
-      for (const std::string& d : duplicates) message.append("\n  ").append(d);
-      return ApiErr(BadRequestError(std::move(message)));
-    }
-    warnings->insert(warnings->end(), duplicates.begin(), duplicates.end());
+  if (!duplicates.empty() && mode == api::FieldValidation::kStrict) {
+    std::string message =
+        "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:";
+    for (const std::string& d : duplicates) message.append("\n  ").append(d);
+    return ApiErr(BadRequestError(std::move(message)));
   }
+  warnings->insert(warnings->end(), duplicates.begin(), duplicates.end());
   return api::EncodeJson(*doc);
 }
 

@@ -1010,7 +1010,7 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
     if (!patched) {
       const Status& e = patched.error();
       if (e.code() == StatusCode::kInvalid && e.message() == api::kPatchRejectedMessage) {
-        return done(ApiErr(NewGenericServerResponse(422)));
+        return done(ApiErr(NewPatchNotApplicable()));
       }
       return done(ApiErr(e));
     }

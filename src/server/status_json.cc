@@ -3,6 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/patch.h"
+
 namespace kt::server {
 
 namespace {
@@ -215,15 +217,8 @@ StatusError NewTooOldResourceVersion(int64_t requested, int64_t oldest) {
                             std::to_string(oldest) + ")");
 }
 
-StatusError NewGenericServerResponse(int code) {
-  if (code == 422) {
-    return {422, "Invalid", "the server rejected our request due to an error in our request",
-            StatusDetails()};
-  }
-  return {code, "Unknown",
-          "the server responded with the status code " + std::to_string(code) +
-              " but did not return more information",
-          StatusDetails()};
+StatusError NewPatchNotApplicable() {
+  return {422, "Invalid", std::string(api::kPatchRejectedMessage), StatusDetails()};
 }
 
 StatusError NewBadRequest(std::string_view message) {

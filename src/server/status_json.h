@@ -133,11 +133,9 @@ StatusError NewTooManyRequests(std::string_view message, int32_t retry_after_sec
 StatusError NewServiceUnavailable(std::string_view message);
 // 504 `Timeout: <message>`.
 StatusError NewTimeoutError(std::string_view message, int32_t retry_after_seconds);
-// What kube-apiserver answers when a JSON or strategic merge patch cannot be applied (a failed
-// `test`, a path that is not there): NewGenericServerResponse with no resource, so its fixed
-// message and empty details. 422 gives reason Invalid and `the server rejected our request due
-// to an error in our request`; codes without a message of their own give reason Unknown and
-// `the server responded with the status code <code> but did not return more information`.
-StatusError NewGenericServerResponse(int code);
+// 422 Invalid `the server rejected our request due to an error in our request` with empty
+// details: what kube-apiserver answers when a JSON or strategic merge patch cannot be applied (a
+// failed `test`, a path that is not there), NewGenericServerResponse(422) with no resource.
+StatusError NewPatchNotApplicable();
 
 }  // namespace kt::server

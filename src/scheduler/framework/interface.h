@@ -84,7 +84,8 @@ class FilterPlugin : public virtual Plugin {
   // The batch form of Filter, for plugins whose verdict is cheap: sets rejected[i] to 1 for each
   // node Filter would not admit (a rejection or an error) and leaves the other entries as they
   // are. Returns false, having done nothing, when the plugin has no batch form. The framework
-  // calls Filter on a rejected node to learn why.
+  // calls Filter on a rejected node to learn why. Given no nodes it must not read the pod: that is
+  // how the framework asks, once, whether a plugin has a batch form.
   virtual bool FilterBatch(const PodInfo&, std::span<const NodeInfo* const>, std::span<uint8_t>) {
     return false;
   }

@@ -2,11 +2,12 @@
 // start-up decodes on one core while it reads the file on the other, rather than one after the
 // other.
 //
-//   auto pre = std::make_shared<Predecoder>();
-//   sqlite.on_load = [pre](const store::LoadedRow& row) { pre->Loaded(row); };
+//   auto pre = std::make_unique<Predecoder>();
+//   sqlite.on_load = [p = pre.get()](const store::LoadedRow& row) { p->Loaded(row); };
 //   auto store = store::OpenSqliteStore(sqlite);     // rows are decoded as they load
 //   pre->Finish();                                   // decodes what is left, on every core
-//   registry_options.predecoded = pre;               // the caches take what was decoded
+//   registry.Start(pre.get());                       // the caches take what was decoded
+//   pre.reset();
 //
 // Rows come in revision order, and most of a burst's history is superseded soon after it is
 // read: the worker stays kLag rows behind the loader and skips rows superseded by then, so it
@@ -65,7 +66,7 @@ class Predecoder {
 
   struct Entry {
     const ResourceInfo* info;
-    std::string_view key;  // in keys_
+    std::string_view key;  // in key_chunks_ (until Finish)
     store::Bytes value;
     store::Revision revision;
     store::Revision create_revision;
@@ -85,10 +86,7 @@ class Predecoder {
   // The i-th entry's place in the chunks.
   Entry* EntryAt(size_t i) const;
 
-  // Entries and key bytes live in large chunks, allocated as the load goes and freed whole at
-  // the end: no allocation per row, and the memory goes back to the system afterwards rather
-  // than staying behind as holes among the index's allocations.
-  // Memory mapped for itself (malloc could place it in its heap, which keeps freed memory).
+  // Memory mapped for itself: malloc could place it in its heap, which keeps freed memory.
   class Chunk {
    public:
     explicit Chunk(size_t bytes);
@@ -101,6 +99,9 @@ class Predecoder {
     char* data_;
     size_t bytes_;
   };
+  // Entries and key bytes live in large chunks, allocated as the load goes and freed whole at
+  // the end: no allocation per row, and the memory goes back to the system afterwards rather
+  // than staying behind as holes among the index's allocations.
   static constexpr size_t kEntriesPerChunk = 8192;
   static constexpr size_t kKeyChunk = 1 << 20;
   std::vector<std::unique_ptr<Chunk>> entry_chunks_;  // loader thread only
@@ -108,8 +109,9 @@ class Predecoder {
   std::vector<std::unique_ptr<Chunk>> key_chunks_;    // loader thread only
   size_t key_used_ = kKeyChunk;                       // in the last key chunk
 
-  // Loader thread only: the entry of each revision (offset by first_revision_), null for rows
-  // not decoded (deletes, keys outside every resource) and once superseded.
+  // The loader thread's until Finish, read-only after: the entry of each revision (offset by
+  // first_revision_), null for rows not decoded (deletes, keys outside every resource) and once
+  // superseded.
   store::Revision first_revision_ = 0;
   std::vector<Entry*> by_revision_;
   std::vector<Entry*> unpublished_;

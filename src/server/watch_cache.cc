@@ -1,10 +1,10 @@
 #include "server/watch_cache.h"
 
-#include "server/predecode.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <thread>
+
+#include "server/predecode.h"
 
 namespace kt::server {
 

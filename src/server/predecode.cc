@@ -11,16 +11,14 @@ namespace kt::server {
 
 namespace {
 
-// The resource whose cache loads `key` (the longest matching prefix), or null.
-const ResourceInfo* ResourceOfKey(std::string_view key) {
-  const ResourceInfo* best = nullptr;
+// The resource whose cache loads `key`, or null. Key prefixes end with '/' and none is the
+// prefix of another, so at most one matches; `hint` (the previous row's) is tried first.
+const ResourceInfo* ResourceOfKey(std::string_view key, const ResourceInfo* hint) {
+  if (hint != nullptr && key.starts_with(hint->key_prefix)) return hint;
   for (const ResourceInfo& info : AllResources()) {
-    if (key.starts_with(info.key_prefix) &&
-        (best == nullptr || info.key_prefix.size() > best->key_prefix.size())) {
-      best = &info;
-    }
+    if (key.starts_with(info.key_prefix)) return &info;
   }
-  return best;
+  return nullptr;
 }
 
 }  // namespace
@@ -68,8 +66,9 @@ void Predecoder::Loaded(const store::LoadedRow& row) {
     }
   }
   if (row.value == nullptr || *row.value == nullptr) return;
-  const ResourceInfo* info = ResourceOfKey(row.key);
+  const ResourceInfo* info = ResourceOfKey(row.key, last_info_);
   if (info == nullptr || row.key.size() > kKeyChunk) return;
+  last_info_ = info;
   if (entry_count_ % kEntriesPerChunk == 0) {
     entry_chunks_.push_back(std::make_unique<Chunk>(kEntriesPerChunk * sizeof(Entry)));
   }

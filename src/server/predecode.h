@@ -115,6 +115,7 @@ class Predecoder {
   store::Revision first_revision_ = 0;
   std::vector<Entry*> by_revision_;
   std::vector<Entry*> unpublished_;
+  const ResourceInfo* last_info_ = nullptr;  // the resource of the last row kept
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -181,6 +181,19 @@ TEST_F(PredecoderTest, CachesLoadTheSameObjectsAndTakeThemFromThePredecoder) {
   }
 }
 
+// The decoder gives a key to the one resource whose prefix it starts with: no prefix may be the
+// prefix of another.
+TEST(PredecoderKeysTest, NoResourceKeyPrefixIsThePrefixOfAnother) {
+  for (const ResourceInfo& a : AllResources()) {
+    EXPECT_TRUE(a.key_prefix.ends_with('/')) << a.key_prefix;
+    for (const ResourceInfo& b : AllResources()) {
+      if (&a != &b) {
+        EXPECT_FALSE(b.key_prefix.starts_with(a.key_prefix)) << a.key_prefix;
+      }
+    }
+  }
+}
+
 TEST_F(PredecoderTest, SupersededRowsAreNotUsedAndValuesAreReleased) {
   Predecoder pre(/*lag=*/4, /*batch=*/1);
   const std::string key = std::string(Info(Resource::kNodes).key_prefix) + "n1";

@@ -43,15 +43,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -76,7 +72,6 @@ namespace kt::server {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-namespace ssl = boost::asio::ssl;
 using tcp = boost::asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -266,24 +261,54 @@ std::shared_ptr<const ClientCertificate> PeerCertificate(SSL* ssl) {
   return out;
 }
 
-Result<std::unique_ptr<ssl::context>> NewTlsContext(const HttpTlsOptions& o) {
+Result<internal::SslCtxPtr> NewTlsContext(const HttpTlsOptions& o) {
+  // OpenSSL's reason alone ("key values mismatch"), as a user reads it.
   auto bad = [](std::string_view what) {
-    return Err(BadRequest(std::string(what) + ": " + internal::OpenSslReason()));
+    const char* reason = ERR_reason_error_string(ERR_peek_last_error());
+    std::string message(what);
+    message += ": ";
+    message += reason != nullptr ? reason : "unknown OpenSSL error";
+    ERR_clear_error();
+    return Err(BadRequest(message));
   };
   ERR_clear_error();
-  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
-  SSL_CTX* native = ctx->native_handle();
+  internal::SslCtxPtr ctx(SSL_CTX_new(TLS_server_method()));
+  if (!ctx) return bad("TLS");
+  SSL_CTX* native = ctx.get();
   if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1) return bad("TLS 1.2");
-  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-  beast::error_code ec;
-  // Asio takes OpenSSL's reason off its queue into `ec`.
-  auto failed = [&](std::string_view what) {
-    return Err(BadRequest(std::string(what) + ": " + ec.message()));
-  };
-  ctx->use_certificate_chain(asio::buffer(o.certificate_chain_pem), ec);
-  if (ec) return failed("the TLS serving certificate does not load");
-  ctx->use_private_key(asio::buffer(o.private_key_pem), ssl::context::pem, ec);
-  if (ec) return failed("the TLS private key does not load");
+  // A peer that closes without close_notify ends the stream like one that sends it: HTTP frames
+  // its own messages.
+  SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
+                                  SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF);
+  {
+    internal::BioPtr bio(BIO_new_mem_buf(o.certificate_chain_pem.data(),
+                                         static_cast<int>(o.certificate_chain_pem.size())));
+    internal::X509Ptr leaf(bio ? PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr)
+                               : nullptr);
+    if (!leaf || SSL_CTX_use_certificate(native, leaf.get()) != 1) {
+      return bad("the TLS serving certificate does not load");
+    }
+    while (X509* issuer = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      if (SSL_CTX_add0_chain_cert(native, issuer) != 1) {  // takes `issuer` only on success
+        X509_free(issuer);
+        return bad("the TLS serving certificate's chain does not load");
+      }
+    }
+    const unsigned long last = ERR_peek_last_error();
+    if (ERR_GET_LIB(last) != ERR_LIB_PEM || ERR_GET_REASON(last) != PEM_R_NO_START_LINE) {
+      return bad("the TLS serving certificate's chain does not load");
+    }
+    ERR_clear_error();  // the loop ends on "no start line"
+  }
+  {
+    internal::BioPtr bio(
+        BIO_new_mem_buf(o.private_key_pem.data(), static_cast<int>(o.private_key_pem.size())));
+    internal::KeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
+                             : nullptr);
+    if (!key || SSL_CTX_use_PrivateKey(native, key.get()) != 1) {
+      return bad("the TLS private key does not load");
+    }
+  }
   if (SSL_CTX_check_private_key(native) != 1) {
     return bad("the TLS private key does not match the serving certificate");
   }
@@ -291,9 +316,8 @@ Result<std::unique_ptr<ssl::context>> NewTlsContext(const HttpTlsOptions& o) {
   static constexpr unsigned char kSessionContext[] = "kubetaint";
   SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
   if (!o.client_ca_pem.empty()) {
-    std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-        BIO_new_mem_buf(o.client_ca_pem.data(), static_cast<int>(o.client_ca_pem.size())),
-        &BIO_free);
+    internal::BioPtr bio(
+        BIO_new_mem_buf(o.client_ca_pem.data(), static_cast<int>(o.client_ca_pem.size())));
     X509_STORE* store = SSL_CTX_get_cert_store(native);
     int loaded = 0;
     while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
@@ -307,8 +331,8 @@ Result<std::unique_ptr<ssl::context>> NewTlsContext(const HttpTlsOptions& o) {
     }
     if (loaded == 0) return bad("the client CA file holds no PEM certificate");
     ERR_clear_error();  // the loop ends on "no start line"
-    ctx->set_verify_mode(ssl::verify_peer);
-    ctx->set_verify_callback([](bool, ssl::verify_context&) { return true; });
+    // Every handshake goes through; PeerCertificate records whether the certificate chains.
+    SSL_CTX_set_verify(native, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
   }
   return ctx;
 }
@@ -331,7 +355,7 @@ struct Core : std::enable_shared_from_this<Core> {
 
   const HttpServerOptions options;
   HttpHandler* const handler;
-  std::unique_ptr<ssl::context> tls;  // null: plain HTTP
+  internal::SslCtxPtr tls;            // null: plain HTTP
   std::atomic<bool> stopping{false};  // Stop began: accept nothing new, wind down
   std::atomic<bool> stopped{false};   // the I/O threads are joined: work posted now never runs
 
@@ -545,25 +569,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // handshake.
   void DetectTls() {
     stream_.expires_after(kFirstHeaderTimeout);
-    beast::async_detect_ssl(stream_.tcp(), buffer_,
-                            [self = shared_from_this()](beast::error_code ec, bool is_tls) {
-                              if (self->state_ != State::kReading) return;
-                              if (ec) {
-                                self->Close();
-                                return;
-                              }
-                              if (!is_tls) {
-                                self->RefusePlainHttp();
-                                return;
-                              }
-                              self->Handshake();
-                            });
+    stream_.async_detect_tls([self = shared_from_this()](beast::error_code ec, bool is_tls) {
+      if (self->state_ != State::kReading) return;
+      if (ec) {
+        self->Close();
+        return;
+      }
+      if (!is_tls) {
+        self->RefusePlainHttp();
+        return;
+      }
+      self->Handshake();
+    });
   }
 
   void RefusePlainHttp() {
     state_ = State::kWriting;
     stream_.expires_after(kWriteTimeout);
-    asio::async_write(stream_.tcp(), asio::buffer(kHttpToHttps.data(), kHttpToHttps.size()),
+    asio::async_write(stream_, asio::buffer(kHttpToHttps.data(), kHttpToHttps.size()),
                       [self = shared_from_this()](beast::error_code ec, size_t) {
                         if (self->state_ != State::kWriting) return;
                         if (ec) {
@@ -575,23 +598,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Handshake() {
-    stream_.tls_stream().async_handshake(
-        ssl::stream_base::server, buffer_.data(),
-        [self = shared_from_this()](beast::error_code ec, size_t used) {
-          if (self->state_ != State::kReading) return;
-          if (ec) {
-            // A client that does not trust our certificate, or speaks no common version.
-            if (self->core_->options.access_log) {
-              std::fprintf(stderr, "%s TLS handshake failed: %s\n", self->remote_.c_str(),
-                           ec.message().c_str());
-            }
-            self->Close();
-            return;
-          }
-          self->buffer_.consume(used);
-          self->client_certificate_ = PeerCertificate(self->stream_.tls_stream().native_handle());
-          self->ReadRequest();
-        });
+    stream_.async_handshake([self = shared_from_this()](beast::error_code ec) {
+      if (self->state_ != State::kReading) return;
+      if (ec) {
+        // A client that does not trust our certificate, or speaks no common version.
+        if (self->core_->options.access_log) {
+          std::fprintf(stderr, "%s TLS handshake failed: %s\n", self->remote_.c_str(),
+                       ec.message().c_str());
+        }
+        self->Close();
+        return;
+      }
+      self->client_certificate_ = PeerCertificate(self->stream_.ssl());
+      self->ReadRequest();
+    });
   }
 
   void ReadRequest() {
@@ -712,15 +732,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reads beneath TLS, if any: these bytes are thrown away, and the connection is done.
   void DiscardUntilEof() {
     if (!scratch_) scratch_ = std::make_unique<char[]>(kScratchBytes);
-    stream_.tcp().async_read_some(asio::buffer(scratch_.get(), kScratchBytes),
-                                  [self = shared_from_this()](beast::error_code ec, size_t) {
-                                    if (self->state_ != State::kLingering) return;
-                                    if (ec) {
-                                      self->Close();  // EOF, reset, or the linger timeout
-                                      return;
-                                    }
-                                    self->DiscardUntilEof();
-                                  });
+    stream_.async_read_some_raw(asio::buffer(scratch_.get(), kScratchBytes),
+                                [self = shared_from_this()](beast::error_code ec, size_t) {
+                                  if (self->state_ != State::kLingering) return;
+                                  if (ec) {
+                                    self->Close();  // EOF, reset, or the linger timeout
+                                    return;
+                                  }
+                                  self->DiscardUntilEof();
+                                });
   }
 
   void Dispatch() {
@@ -1234,7 +1254,7 @@ Result<std::unique_ptr<HttpServer>> StartHttpServer(const HttpServerOptions& opt
   try {
     auto core = std::make_shared<Core>(options, handler);
     if (options.tls) {
-      Result<std::unique_ptr<ssl::context>> tls = NewTlsContext(*options.tls);
+      Result<internal::SslCtxPtr> tls = NewTlsContext(*options.tls);
       if (!tls) return Err(tls.error());
       core->tls = std::move(*tls);
     }

@@ -280,6 +280,8 @@ Result<internal::SslCtxPtr> NewTlsContext(const HttpTlsOptions& o) {
   // its own messages.
   SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
                                   SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF);
+  // Read what the socket has, not a record's header and then its body: one read per request.
+  SSL_CTX_set_read_ahead(native, 1);
   {
     internal::BioPtr bio(BIO_new_mem_buf(o.certificate_chain_pem.data(),
                                          static_cast<int>(o.certificate_chain_pem.size())));

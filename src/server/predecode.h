@@ -9,10 +9,11 @@
 //   registry.Start(pre.get());                       // the caches take what was decoded
 //   pre.reset();
 //
-// Rows come in revision order, and most of a burst's history is superseded soon after it is
-// read: the worker stays kLag rows behind the loader and skips rows superseded by then, so it
-// decodes (nearly) only what will be current. Take() is by revision and checks the key, so an
-// object is used only for exactly the row the cache loads.
+// Rows come in revision order. The SQLite store hands over only values that are current in the
+// file (it reads it newest first; history stays on disk and comes with a null value). For rows
+// that a later one supersedes all the same, the worker stays kLag rows behind the loader and
+// skips rows superseded by then. Take() is by revision and checks the key, so an object is used
+// only for exactly the row the cache loads.
 //
 // Thread safety: Loaded() on the loading thread only; Finish() once, after the load, on any
 // thread; Take() after Finish(), from any thread.

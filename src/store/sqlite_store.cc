@@ -251,36 +251,53 @@ Status SqliteStore::Load() {
   if (!compacted) return compacted.error();
   index_->BeginLoad(*compacted);
 
+  // The rows are read newest first, so that a row is known to be history (a later row of its
+  // key names it as its prev_revision) before its value would be read: only current values are
+  // copied out of the file, and history stays on disk, where LoadRow would leave it anyway.
+  // They are then loaded oldest first.
+  Result<std::int64_t> lowest = QueryInt(db, "SELECT min(revision) FROM kv", 0);
+  if (!lowest) return lowest.error();
+  Result<std::int64_t> highest = QueryInt(db, "SELECT max(revision) FROM kv", 0);
+  if (!highest) return highest.error();
+  std::vector<bool> superseded(static_cast<std::size_t>(*highest - *lowest + 1));
   Result<Stmt> rows =
       Prepare(db,
               "SELECT revision, key, create_revision, prev_revision, deleted, value FROM kv "
-              "ORDER BY revision");
+              "ORDER BY revision DESC");
   if (!rows) return rows.error();
   sqlite3_stmt* s = rows->get();
-  std::vector<Revision> dropped;
+  std::vector<internal::StoredRow> newest_first;
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    internal::StoredRow row;
+    internal::StoredRow& row = newest_first.emplace_back();
     row.revision = sqlite3_column_int64(s, 0);
     row.key.assign(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)),
                    static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
     row.create_revision = sqlite3_column_int64(s, 2);
     row.prev_revision = sqlite3_column_int64(s, 3);
     row.deleted = sqlite3_column_int64(s, 4) != 0;
-    if (!row.deleted) {
+    if (row.prev_revision >= *lowest && row.prev_revision < row.revision) {
+      superseded[static_cast<std::size_t>(row.prev_revision - *lowest)] = true;
+    }
+    if (row.deleted) continue;
+    if (superseded[static_cast<std::size_t>(row.revision - *lowest)]) {
+      row.value = internal::OnDiskBytes();
+    } else if (sqlite3_column_type(s, 5) != SQLITE_NULL) {
       // A null column here is corruption, which LoadRow reports; an empty blob reads as null
       // data with size 0.
-      if (sqlite3_column_type(s, 5) != SQLITE_NULL) {
-        const auto* data = static_cast<const char*>(sqlite3_column_blob(s, 5));
-        const auto size = static_cast<std::size_t>(sqlite3_column_bytes(s, 5));
-        row.value =
-            size == 0 ? internal::EmptyBytes() : std::make_shared<const std::string>(data, size);
-      }
+      const auto* data = static_cast<const char*>(sqlite3_column_blob(s, 5));
+      const auto size = static_cast<std::size_t>(sqlite3_column_bytes(s, 5));
+      row.value =
+          size == 0 ? internal::EmptyBytes() : std::make_shared<const std::string>(data, size);
     }
-    // The values of the versions this row supersedes stay on disk (LoadRow).
-    KT_RETURN_IF_ERROR(index_->LoadRow(std::move(row), dropped, /*history_on_disk=*/true));
   }
   if (rc != SQLITE_DONE) return SqlError(db, rc, "load");
+  rows->reset();
+  std::vector<Revision> dropped;
+  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
+    // The values of the versions this row supersedes stay on disk (LoadRow).
+    KT_RETURN_IF_ERROR(index_->LoadRow(std::move(*it), dropped, /*history_on_disk=*/true));
+  }
   // Leftovers of a compaction interrupted by a restart.
   pending_deletes_.assign(dropped.begin(), dropped.end());
   return Status::Ok();

@@ -83,7 +83,9 @@ struct LoadedRow {
   std::string_view key;
   Revision revision = 0;
   Revision create_revision = 0;
-  const Bytes* value = nullptr;  // the buffer the store keeps; null for a delete
+  // The buffer the store keeps; null for a delete, and for a version the load already knows to
+  // be history (its value stays on disk).
+  const Bytes* value = nullptr;
   // The revision of the key's version this row replaces (0: none), which is no longer current.
   Revision superseded = 0;
 };

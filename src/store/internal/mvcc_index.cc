@@ -409,7 +409,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     }
     if (options_.on_load) {
       options_.on_load(LoadedRow{row.key, row.revision, row.create_revision,
-                                 row.deleted ? nullptr : &row.value,
+                                 row.deleted || IsOnDisk(row.value) ? nullptr : &row.value,
                                  found ? it->second.back().mod_revision : 0});
     }
     if (row.deleted) {
@@ -457,7 +457,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
   e.key = it;
   if (options_.on_load) {
     options_.on_load(LoadedRow{it->first, e.mod_revision, e.create_revision,
-                               row.deleted ? nullptr : &e.value,
+                               row.deleted || IsOnDisk(e.value) ? nullptr : &e.value,
                                prev_live ? e.prev_mod_revision : 0});
   }
   current_ = e.mod_revision;

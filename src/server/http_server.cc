@@ -285,12 +285,12 @@ Result<internal::SslCtxPtr> NewTlsContext(const HttpTlsOptions& o) {
   {
     internal::BioPtr bio(BIO_new_mem_buf(o.certificate_chain_pem.data(),
                                          static_cast<int>(o.certificate_chain_pem.size())));
-    internal::X509Ptr leaf(bio ? PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr)
-                               : nullptr);
+    internal::X509Ptr leaf(
+        bio ? PEM_read_bio_X509_AUX(bio.get(), nullptr, internal::NoPassphrase, nullptr) : nullptr);
     if (!leaf || SSL_CTX_use_certificate(native, leaf.get()) != 1) {
       return bad("the TLS serving certificate does not load");
     }
-    while (X509* issuer = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    while (X509* issuer = PEM_read_bio_X509(bio.get(), nullptr, internal::NoPassphrase, nullptr)) {
       if (SSL_CTX_add0_chain_cert(native, issuer) != 1) {  // takes `issuer` only on success
         X509_free(issuer);
         return bad("the TLS serving certificate's chain does not load");
@@ -305,8 +305,9 @@ Result<internal::SslCtxPtr> NewTlsContext(const HttpTlsOptions& o) {
   {
     internal::BioPtr bio(
         BIO_new_mem_buf(o.private_key_pem.data(), static_cast<int>(o.private_key_pem.size())));
-    internal::KeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
-                             : nullptr);
+    internal::KeyPtr key(
+        bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, internal::NoPassphrase, nullptr)
+            : nullptr);
     if (!key || SSL_CTX_use_PrivateKey(native, key.get()) != 1) {
       return bad("the TLS private key does not load");
     }
@@ -322,7 +323,7 @@ Result<internal::SslCtxPtr> NewTlsContext(const HttpTlsOptions& o) {
         BIO_new_mem_buf(o.client_ca_pem.data(), static_cast<int>(o.client_ca_pem.size())));
     X509_STORE* store = SSL_CTX_get_cert_store(native);
     int loaded = 0;
-    while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, internal::NoPassphrase, nullptr)) {
       const int added = X509_STORE_add_cert(store, ca);
       // The names sent in the CertificateRequest: clients pick the certificate they offer by
       // them (Go's client sends none if no configured certificate matches).

@@ -57,6 +57,7 @@ using internal::GeneralNamePtr;
 using internal::GeneralNamesPtr;
 using internal::Ia5StringPtr;
 using internal::KeyPtr;
+using internal::NoPassphrase;
 using internal::OctetStringPtr;
 using internal::OpenSslReason;
 using internal::X509Ptr;
@@ -64,10 +65,6 @@ using internal::X509Ptr;
 Status OpenSslFailure(std::string_view what) {
   return Internal(std::string(what) + ": " + OpenSslReason());
 }
-
-// Never asks for a passphrase: without a callback, OpenSSL would prompt on the terminal for an
-// encrypted key. An encrypted key is an unreadable one here.
-int NoPassphrase(char*, int, int, void*) { return 0; }
 
 Result<X509Ptr> ParseCertificatePem(std::string_view pem, std::string_view what) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));

@@ -129,10 +129,7 @@ class ServerStream {
   void async_read_some(const MutableBuffers& buffers, Handler&& handler) {
     ++impl_->pending;
     if (!ssl_) {
-      impl_->socket.async_read_some(
-          buffers, [this, h = std::forward<Handler>(handler)](error_code ec, size_t n) mutable {
-            Complete(std::move(h), false, ec, n);
-          });
+      impl_->socket.async_read_some(buffers, Completing(std::forward<Handler>(handler)));
       return;
     }
     TlsRead(FirstBuffer<boost::asio::mutable_buffer>(buffers), std::forward<Handler>(handler));
@@ -145,10 +142,7 @@ class ServerStream {
   void async_write_some(const ConstBuffers& buffers, Handler&& handler) {
     ++impl_->pending;
     if (!ssl_) {
-      impl_->socket.async_write_some(
-          buffers, [this, h = std::forward<Handler>(handler)](error_code ec, size_t n) mutable {
-            Complete(std::move(h), false, ec, n);
-          });
+      impl_->socket.async_write_some(buffers, Completing(std::forward<Handler>(handler)));
       return;
     }
     coalesced_.clear();
@@ -165,10 +159,7 @@ class ServerStream {
   template <class Handler>
   void async_read_some_raw(boost::asio::mutable_buffer buffer, Handler&& handler) {
     ++impl_->pending;
-    impl_->socket.async_read_some(
-        buffer, [this, h = std::forward<Handler>(handler)](error_code ec, size_t n) mutable {
-          Complete(std::move(h), false, ec, n);
-        });
+    impl_->socket.async_read_some(buffer, Completing(std::forward<Handler>(handler)));
   }
 
  private:
@@ -237,20 +228,25 @@ class ServerStream {
   template <class Handler, class Value>
   void Complete(Handler&& handler, bool immediate, error_code ec, Value value) {
     Finish(ec);
-    if constexpr (std::is_same_v<Value, NoValue>) {
-      if (immediate) {
-        boost::asio::post(impl_->socket.get_executor(),
-                          boost::beast::bind_front_handler(std::forward<Handler>(handler), ec));
+    auto bound = [&] {
+      if constexpr (std::is_same_v<Value, NoValue>) {
+        return boost::beast::bind_front_handler(std::forward<Handler>(handler), ec);
       } else {
-        std::forward<Handler>(handler)(ec);
+        return boost::beast::bind_front_handler(std::forward<Handler>(handler), ec, value);
       }
-    } else if (immediate) {
-      boost::asio::post(
-          impl_->socket.get_executor(),
-          boost::beast::bind_front_handler(std::forward<Handler>(handler), ec, value));
+    }();
+    if (immediate) {
+      boost::asio::post(impl_->socket.get_executor(), std::move(bound));
     } else {
-      std::forward<Handler>(handler)(ec, value);
+      std::move(bound)();
     }
+  }
+  // The completion handler of a socket operation of the stream's own: ends the operation.
+  template <class Handler>
+  auto Completing(Handler&& handler) {
+    return [this, h = std::forward<Handler>(handler)](error_code ec, size_t n) mutable {
+      Complete(std::move(h), false, ec, n);
+    };
   }
   void Finish(error_code& ec) {
     --impl_->pending;

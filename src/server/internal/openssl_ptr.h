@@ -43,6 +43,10 @@ using X509Ptr = std::unique_ptr<X509, OpenSslDeleter<X509_free>>;
 using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, OpenSslDeleter<X509_STORE_CTX_free>>;
 using X509StorePtr = std::unique_ptr<X509_STORE, OpenSslDeleter<X509_STORE_free>>;
 
+// A passphrase callback for PEM reads that never gives one: without a callback, OpenSSL would
+// prompt on the terminal for an encrypted key. An encrypted key is an unreadable one here.
+inline int NoPassphrase(char*, int, int, void*) { return 0; }
+
 // OpenSSL's reason for the last failure (the newest entry of the thread's error queue, which
 // names the actual cause; older entries are its context), and a clean queue for the next call.
 inline std::string OpenSslReason() {

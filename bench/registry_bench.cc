@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/codec.h"
+#include "api_workload.h"
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/event_recorder.h"
@@ -102,24 +103,30 @@ void BM_ScheduledEvent(benchmark::State& state) {
 BENCHMARK(BM_ScheduledEvent);
 
 // An eviction's writes (the taint eviction controller's): the DisruptionTarget condition through
-// pods/status with a UID precondition, then the delete with a UID precondition.
+// pods/status with a UID precondition, then the delete with a UID precondition. Arg 0: the small
+// pod of PodJson, 1: the ~2.6 KB pod of the API benchmarks (bench/api_workload.h), bound to a
+// node, as the mass eviction's pods are. Arg 1: pods (= iterations). The short run is for
+// counting instructions (valgrind --tool=callgrind).
 void BM_EvictPod(benchmark::State& state) {
   Server s;
-  constexpr int kPods = 20000;
+  const int pods = static_cast<int>(state.range(1));
+  const bool api_pod = state.range(0) == 1;
   std::vector<std::string> uids;
-  for (int i = 0; i < kPods; ++i) {
-    auto r = s.client->CreateSync(Resource::kPods, "default", PodJson(Name(i)));
+  for (int i = 0; i < pods; ++i) {
+    auto r = s.client->CreateSync(
+        Resource::kPods, "default",
+        api_pod ? bench::ApiPodJson("default", Name(i), "node-1", i) : PodJson(Name(i)));
     if (!r) std::abort();
   }
   std::promise<void> synced;
   s.registry->Sync(Resource::kPods, [&] { synced.set_value(); });
   synced.get_future().wait();
-  for (int i = 0; i < kPods; ++i) {
+  for (int i = 0; i < pods; ++i) {
     uids.push_back(s.registry->cache(Resource::kPods).Get("default", Name(i))->meta().uid);
   }
   int i = 0;
   for (auto _ : state) {
-    if (i == kPods) {
+    if (i == pods) {
       state.SkipWithError("out of pods");
       break;
     }
@@ -137,7 +144,13 @@ void BM_EvictPod(benchmark::State& state) {
     if (!d) state.SkipWithError(d.error().message.c_str());
   }
 }
-BENCHMARK(BM_EvictPod)->Iterations(20000);
+// Process CPU: the watch thread applies each write to the caches, as in the server.
+BENCHMARK(BM_EvictPod)
+    ->Args({0, 20000})
+    ->Args({1, 20000})
+    ->Iterations(20000)
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_EvictPod)->Args({1, 1000})->Iterations(1000)->MeasureProcessCPUTime();
 
 void BM_TaintManagerEvent(benchmark::State& state) {
   Server s;

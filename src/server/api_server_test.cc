@@ -866,6 +866,40 @@ TEST_F(ApiServerTest, PodUpdateChangingNodeNameIsForbidden) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
+// upstream ValidatePodUpdate: a pod update may change container images, tolerations (added, or
+// their tolerationSeconds), activeDeadlineSeconds, terminationGracePeriodSeconds and removing
+// scheduling gates; anything else in the spec is forbidden. Merge patches here, so the list and
+// its members are replaced as given.
+TEST_F(ApiServerTest, PodUpdateMayChangeOnlyTheMaskedSpecFields) {
+  const std::string prefix =
+      "Pod \"p1\" is invalid: spec: Forbidden: pod updates may not change fields other than ";
+  struct Case {
+    const char* patch;
+    bool allowed;
+  };
+  const Case cases[] = {
+      {R"({"spec":{"containers":[{"name":"c","image":"nginx:3"}]}})", true},
+      {R"({"spec":{"activeDeadlineSeconds":60}})", true},
+      {R"({"spec":{"terminationGracePeriodSeconds":5}})", true},
+      {R"({"spec":{"containers":[{"image":"nginx:4","name":"c"}]}})", true},
+      {R"({"spec":{"containers":[{"name":"c","image":"nginx","args":["x"]}]}})", false},
+      {R"({"spec":{"containers":[{"name":"d","image":"nginx"}]}})", false},
+      {R"({"spec":{"containers":[{"name":"c","image":"nginx"},{"name":"d","image":"x"}]}})", false},
+      {R"({"spec":{"initContainers":[{"name":"i","image":"busybox"}]}})", false},
+      {R"({"spec":{"hostname":"h"}})", false},
+      {R"({"spec":{"priority":5}})", false},
+  };
+  for (const Case& c : cases) {
+    Snapshot before = Snap();
+    HttpResponse r = Do("PATCH", kP1, c.patch, "application/merge-patch+json");
+    if (c.allowed) {
+      EXPECT_EQ(r.status, 200) << c.patch << ": " << r.body;
+    } else {
+      ExpectRejected(r, {422, "Invalid", prefix, true}, before, c.patch);
+    }
+  }
+}
+
 TEST_F(ApiServerTest, RemovingOrChangingATolerationIsForbidden) {
   const WantStatus want{422, "Invalid",
                         "Pod \"p1\" is invalid: spec.tolerations: Forbidden: existing toleration "

@@ -735,6 +735,27 @@ void Registry::Update(const ResourceInfo& info, std::string namespace_, std::str
   });
 }
 
+namespace {
+
+// Whether anything but metadata and status differs between two objects.
+bool SpecChanged(const Value& next, const Value& old) {
+  for (const auto& m : next.GetObject()) {
+    std::string_view n(m.name.GetString(), m.name.GetStringLength());
+    if (n == "metadata" || n == "status" || n == "kind" || n == "apiVersion") continue;
+    auto o = old.FindMember(m.name);
+    if (o == old.MemberEnd() || o->value != m.value) return true;
+  }
+  for (const auto& m : old.GetObject()) {
+    if (!next.HasMember(m.name)) {
+      std::string_view n(m.name.GetString(), m.name.GetStringLength());
+      if (n != "metadata" && n != "status") return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Document& old,
                           Subresource sub, Document body, WriteOptions options, WriteCallback done,
                           ManagedFieldsFrom managed_fields) {
@@ -805,21 +826,9 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   const bool delete_instead = ShouldDeleteDuringUpdate(info.resource, next, old);
   // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
   if (next == old && !delete_instead) return done(current->json);
-  // The generation counts changes of anything but metadata and status.
-  bool spec_changed = false;
-  for (const auto& m : next.GetObject()) {
-    std::string_view n(m.name.GetString(), m.name.GetStringLength());
-    if (n == "metadata" || n == "status" || n == "kind" || n == "apiVersion") continue;
-    auto o = old.FindMember(m.name);
-    if (o == old.MemberEnd() || o->value != m.value) spec_changed = true;
-  }
-  for (const auto& m : old.GetObject()) {
-    if (!next.HasMember(m.name)) {
-      std::string_view n(m.name.GetString(), m.name.GetStringLength());
-      if (n != "metadata" && n != "status") spec_changed = true;
-    }
-  }
-  if (spec_changed) {
+  // The generation counts changes of anything but metadata and status (which is all the status
+  // subresource changes: the rest is the old object's).
+  if (sub != Subresource::kStatus && SpecChanged(next, old)) {
     auto g = old_meta.FindMember("generation");
     int64_t gen = g != old_meta.MemberEnd() && g->value.IsInt64() ? g->value.GetInt64() : 0;
     SetMember(meta, "generation", Value(gen + 1), nalloc);

@@ -229,24 +229,56 @@ void ValidateContainers(const Value& spec, FieldErrorList& errs) {
   }
 }
 
-// The pod spec with the fields an update may change masked out (upstream ValidatePodUpdate).
-Value MaskedPodSpec(const Value& pod, Alloc& alloc) {
-  auto it = pod.FindMember("spec");
-  if (it == pod.MemberEnd()) return Value(rapidjson::kObjectType);
-  Value spec(it->value, alloc);
-  if (!spec.IsObject()) return spec;
-  for (const char* list : {"containers", "initContainers"}) {
-    auto l = spec.FindMember(list);
-    if (l == spec.MemberEnd() || !l->value.IsArray()) continue;
-    for (Value& c : l->value.GetArray()) {
-      if (c.IsObject()) c.RemoveMember("image");
+// Whether a spec member is one a pod update may change (upstream ValidatePodUpdate's mask).
+bool MaskedPodSpecMember(std::string_view name) {
+  return name == "tolerations" || name == "activeDeadlineSeconds" ||
+         name == "terminationGracePeriodSeconds" || name == "schedulingGates";
+}
+
+// Two containers equal but for their images.
+bool ContainersEqualButImage(const Value& a, const Value& b) {
+  if (!a.IsObject() || !b.IsObject()) return a == b;
+  size_t members = 0;
+  for (const auto& m : a.GetObject()) {
+    if (std::string_view(m.name.GetString(), m.name.GetStringLength()) == "image") continue;
+    ++members;
+    auto o = b.FindMember(m.name);
+    if (o == b.MemberEnd() || o->value != m.value) return false;
+  }
+  for (const auto& m : b.GetObject()) {
+    if (std::string_view(m.name.GetString(), m.name.GetStringLength()) != "image") --members;
+  }
+  return members == 0;
+}
+
+// Two pod specs equal but for the fields an update may change (upstream ValidatePodUpdate:
+// container images, tolerations, activeDeadlineSeconds, terminationGracePeriodSeconds,
+// schedulingGates), compared in place.
+bool PodSpecsEqualMasked(const Value& a, const Value& b) {
+  if (!a.IsObject() || !b.IsObject()) return a == b;
+  size_t members = 0;
+  for (const auto& m : a.GetObject()) {
+    const std::string_view name(m.name.GetString(), m.name.GetStringLength());
+    if (MaskedPodSpecMember(name)) continue;
+    ++members;
+    auto o = b.FindMember(m.name);
+    if (o == b.MemberEnd()) return false;
+    if ((name == "containers" || name == "initContainers") && m.value.IsArray() &&
+        o->value.IsArray()) {
+      if (m.value.Size() != o->value.Size()) return false;
+      for (rapidjson::SizeType i = 0; i < m.value.Size(); ++i) {
+        if (!ContainersEqualButImage(m.value[i], o->value[i])) return false;
+      }
+    } else if (m.value != o->value) {
+      return false;
     }
   }
-  for (const char* name : {"tolerations", "activeDeadlineSeconds", "terminationGracePeriodSeconds",
-                           "schedulingGates"}) {
-    spec.RemoveMember(name);
+  for (const auto& m : b.GetObject()) {
+    if (!MaskedPodSpecMember(std::string_view(m.name.GetString(), m.name.GetStringLength()))) {
+      --members;
+    }
   }
-  return spec;
+  return members == 0;
 }
 
 // Go's %#v of a map[string]string, as upstream prints template labels.
@@ -433,9 +465,10 @@ FieldErrorList ValidateObject(const ResourceInfo& info, const Value& doc, const 
       }
       if (old_typed != nullptr) {
         const api::Pod& old = *old_typed->Get<api::Pod>();
-        Document scratch;
-        if (MaskedPodSpec(doc, scratch.GetAllocator()) !=
-            MaskedPodSpec(*old_doc, scratch.GetAllocator())) {
+        static const Value kNoSpec(rapidjson::kObjectType);
+        auto old_spec = old_doc->FindMember("spec");
+        if (!PodSpecsEqualMasked(spec->value,
+                                 old_spec != old_doc->MemberEnd() ? old_spec->value : kNoSpec)) {
           errs.push_back(FieldError::Forbidden("spec", std::string(kPodUpdateForbidden)));
           break;
         }

@@ -58,8 +58,8 @@ std::string_view JsonTypeName(const rapidjson::Value& value);
 Result<rapidjson::Document> ParseJson(std::string_view bytes);
 
 // ParseJson for bytes this process produced or already validated (stored objects): the same
-// result, without re-validating UTF-8.
-Result<rapidjson::Document> ParseTrustedJson(std::string_view bytes);
+// result, without re-validating UTF-8. (A string, for its terminating NUL.)
+Result<rapidjson::Document> ParseTrustedJson(const std::string& bytes);
 // ParseTrustedJson that parses `buffer` in place, the fast path of decoding stored objects: the
 // document's strings are not copied but point into `buffer`, which the parse overwrites and
 // which must outlive the document. Nesting is still limited (recursion is bounded by it).

@@ -3,16 +3,16 @@
 #include <algorithm>
 #include <array>
 
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/json_writer.h"
 #include "core/version.h"
 
 namespace kt::server {
 
 namespace {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using JsonWriter = api::JsonWriter;
 
 void Put(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
@@ -24,8 +24,10 @@ void PutArray(JsonWriter& w, std::span<const std::string_view> items) {
   w.EndArray();
 }
 
-std::string Done(const rapidjson::StringBuffer& buf) {
-  return std::string(buf.GetString(), buf.GetSize());
+// The JSON `w` wrote into `out`.
+std::string Done(JsonWriter& w, std::string& out) {
+  w.Finish();
+  return std::move(out);
 }
 
 // --- What is served (upstream 1.35 discovery for these resources) -----------------------------
@@ -397,8 +399,8 @@ SharedJson Share(std::string s) { return std::make_shared<const std::string>(std
 // --- Public ------------------------------------------------------------------------------------
 
 std::string VersionJson(const BuildInfo& build) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  std::string buf;
+  JsonWriter w(&buf);
   auto field = [&](std::string_view key, std::string_view value) {
     Put(w, key);
     Put(w, value);
@@ -418,7 +420,7 @@ std::string VersionJson(const BuildInfo& build) {
   field("compiler", CompilerName());
   field("platform", Platform());
   w.EndObject();
-  return Done(buf);
+  return Done(w, buf);
 }
 
 DiscoveryFormat NegotiateDiscovery(std::string_view accept) {
@@ -451,8 +453,8 @@ std::string_view DiscoveryContentType(DiscoveryFormat format) {
 }
 
 std::string ApiVersionsJson(std::string_view server_address) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  std::string buf;
+  JsonWriter w(&buf);
   w.StartObject();
   Put(w, "kind");
   Put(w, "APIVersions");
@@ -470,12 +472,12 @@ std::string ApiVersionsJson(std::string_view server_address) {
   w.EndObject();
   w.EndArray();
   w.EndObject();
-  return Done(buf);
+  return Done(w, buf);
 }
 
 std::string ApiGroupListJson() {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  std::string buf;
+  JsonWriter w(&buf);
   auto group_version = [&](GroupVersion gv) {
     w.StartObject();
     Put(w, "groupVersion");
@@ -505,13 +507,13 @@ std::string ApiGroupListJson() {
   }
   w.EndArray();
   w.EndObject();
-  return Done(buf);
+  return Done(w, buf);
 }
 
 std::string ApiResourceListJson(std::string_view group, std::string_view version) {
   if (!Serves({group, version})) return {};
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  std::string buf;
+  JsonWriter w(&buf);
   w.StartObject();
   Put(w, "kind");
   Put(w, "APIResourceList");
@@ -538,12 +540,12 @@ std::string ApiResourceListJson(std::string_view group, std::string_view version
   }
   w.EndArray();
   w.EndObject();
-  return Done(buf);
+  return Done(w, buf);
 }
 
 std::string AggregatedDiscoveryJson(bool core, DiscoveryFormat format) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  std::string buf;
+  JsonWriter w(&buf);
   w.StartObject();
   Put(w, "kind");
   Put(w, "APIGroupDiscoveryList");
@@ -562,7 +564,7 @@ std::string AggregatedDiscoveryJson(bool core, DiscoveryFormat format) {
   }
   w.EndArray();
   w.EndObject();
-  return Done(buf);
+  return Done(w, buf);
 }
 
 Discovery::Discovery(const DiscoveryOptions& options, const BuildInfo& build) {

@@ -6,7 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "api/codec.h"
-#include "api/string_output.h"
+#include "api/json_writer.h"
 
 namespace kt::server {
 
@@ -196,8 +196,7 @@ store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& 
 std::string EncodeForStorage(const rapidjson::Value& object) {
   std::string out;
   out.reserve(1024);
-  api::StringOutput os(&out);
-  rapidjson::Writer<api::StringOutput> w(os);
+  api::JsonWriter w(&out);
   w.StartObject();
   for (const char* name : {"kind", "apiVersion"}) {
     auto it = object.FindMember(name);
@@ -224,6 +223,7 @@ std::string EncodeForStorage(const rapidjson::Value& object) {
     m.value.Accept(w);
   }
   w.EndObject();
+  w.Finish();
   return out;
 }
 

@@ -12,9 +12,9 @@
 #include <openssl/evp.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/json_writer.h"
 #include "api/schema.h"
 #include "core/version.h"
 #include "server/internal/openapi_v2_proto.h"
@@ -24,7 +24,7 @@ namespace kt::server {
 namespace {
 
 using Value = rapidjson::Value;
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using JsonWriter = api::JsonWriter;
 
 constexpr std::string_view kDefinitionsPrefix = "#/definitions/";
 constexpr std::string_view kParametersPrefix = "#/parameters/";
@@ -51,8 +51,10 @@ void Put(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-std::string Done(const rapidjson::StringBuffer& buf) {
-  return std::string(buf.GetString(), buf.GetSize());
+// The JSON `w` wrote into `out`.
+std::string Done(JsonWriter& w, std::string& out) {
+  w.Finish();
+  return std::move(out);
 }
 
 // Writes the members of `from` named in `keys` that it has, in that order.
@@ -181,8 +183,8 @@ class V3Builder {
     for (const Value* name : path_names) {
       KT_RETURN_IF_ERROR(CollectRefs(*Member(*paths(), View(*name)), &reachable));
     }
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
+    std::string buf;
+    JsonWriter w(&buf);
     // spec3.OpenAPI member order.
     w.StartObject();
     Put(w, "openapi");
@@ -221,7 +223,7 @@ class V3Builder {
     }
     w.EndObject();
     w.EndObject();
-    *out = Done(buf);
+    *out = Done(w, buf);
     return Status::Ok();
   }
 
@@ -409,8 +411,8 @@ class V3Builder {
 
 // The v2 document in kube-openapi's spec.Swagger member order.
 std::string WriteV2Json(const Value& swagger) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  std::string buf;
+  JsonWriter w(&buf);
   w.StartObject();
   static constexpr std::array<std::string_view, 8> kOrder = {
       "swagger", "info", "paths", "definitions", "parameters", "responses", "securityDefinitions",
@@ -427,7 +429,7 @@ std::string WriteV2Json(const Value& swagger) {
     m.value.Accept(w);
   }
   w.EndObject();
-  return Done(buf);
+  return Done(w, buf);
 }
 
 // --- HTTP ---------------------------------------------------------------------------------------
@@ -621,8 +623,8 @@ Result<std::unique_ptr<const OpenApi>> OpenApi::Build(std::string_view swagger_j
     openapi->v3_.push_back({gv, Encoded(std::move(json), std::move(etag))});
   }
 
-  rapidjson::StringBuffer index;
-  JsonWriter w(index);
+  std::string index;
+  JsonWriter w(&index);
   w.StartObject();
   Put(w, "paths");
   w.StartObject();
@@ -635,7 +637,7 @@ Result<std::unique_ptr<const OpenApi>> OpenApi::Build(std::string_view swagger_j
   }
   w.EndObject();
   w.EndObject();
-  openapi->v3_index_ = MakeBody(Done(index));
+  openapi->v3_index_ = MakeBody(Done(w, index));
   return std::unique_ptr<const OpenApi>(std::move(openapi));
 }
 

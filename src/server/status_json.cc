@@ -1,15 +1,15 @@
 #include "server/status_json.h"
 
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "api/json_writer.h"
 #include "api/patch.h"
 
 namespace kt::server {
 
 namespace {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using JsonWriter = api::JsonWriter;
 
 void Put(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
@@ -51,8 +51,8 @@ std::string JoinComma(std::span<const std::string_view> items) {
 
 std::string StatusError::Json() const {
   // Member order and omitempty rules of metav1.Status / StatusDetails / StatusCause.
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
+  std::string buf;
+  JsonWriter w(&buf);
   w.StartObject();
   Put(w, "kind");
   Put(w, "Status");
@@ -95,7 +95,8 @@ std::string StatusError::Json() const {
     w.Int(code);
   }
   w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
+  w.Finish();
+  return buf;
 }
 
 Status StatusError::ToStatus() const {

@@ -6,8 +6,9 @@
 #include <span>
 #include <string_view>
 
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include "api/json_writer.h"
 
 namespace kt::server::internal {
 
@@ -220,11 +221,13 @@ class Encoder {
 
   // Any{yaml = 2}: the value's text (JSON, which YAML parsers read as the same value).
   static Message Any(const Value& value) {
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    value.Accept(w);
+    std::string json;
+    {
+      api::JsonWriter w(&json);
+      value.Accept(w);
+    }
     Message m;
-    m.String(2, std::string_view(buf.GetString(), buf.GetSize()));
+    m.String(2, json);
     return m;
   }
 

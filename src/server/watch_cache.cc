@@ -219,11 +219,13 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
   }
   if (prev) {
     IndexLocked(prev, false);
-    // Re-point the entry's key at the new object's copy before the old one can go.
+    // Re-point the entry's key at the new object's copy before the old one can go; it goes back
+    // where it was (the hint: no second search).
+    const auto next = std::next(it);
     auto node = objects_.extract(it);
     node.key() = (*obj)->key;
     node.mapped() = *obj;
-    objects_.insert(std::move(node));
+    objects_.insert(next, std::move(node));
   } else {
     objects_.emplace((*obj)->key, *obj);
   }

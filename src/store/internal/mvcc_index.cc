@@ -182,6 +182,7 @@ WriteBatch MvccIndex::NewBatch() const {
   std::shared_lock lock(mu_);
   WriteBatch batch;
   batch.next_revision_ = current_ + 1;
+  batch.erase_epoch_ = erase_epoch_;
   return batch;
 }
 
@@ -198,15 +199,22 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
   Revision cur_mod = 0;
   Revision cur_create = 0;
   Bytes cur_value;
+  KeyMap::iterator hint;
   if (auto s = batch.staged_.find(op.key); s != batch.staged_.end()) {
     cur_mod = s->second.mod_revision;
     cur_create = s->second.create_revision;
     cur_value = s->second.value;
-  } else if (auto it = keys_.find(op.key); it != keys_.end()) {
-    const Version& v = it->second.back();
-    cur_mod = v.mod_revision;
-    cur_create = v.create_revision;
-    cur_value = v.value;
+    hint = s->second.hint;
+  } else {
+    // The index is not changed through the iterator here (the shared lock): it only tells
+    // Apply where to start.
+    hint = const_cast<KeyMap&>(keys_).lower_bound(op.key);
+    if (hint != keys_.end() && hint->first == op.key) {
+      const Version& v = hint->second.back();
+      cur_mod = v.mod_revision;
+      cur_create = v.create_revision;
+      cur_value = v.value;
+    }
   }
   const bool exists = cur_value != nullptr;
 
@@ -241,9 +249,10 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
     }
     result.value = e.value;
   }
-  batch.staged_[op.key] = WriteBatch::Staged{e.mod_revision, e.create_revision, e.value};
+  batch.staged_[op.key] = WriteBatch::Staged{e.mod_revision, e.create_revision, e.value, hint};
   ++batch.next_revision_;
   batch.events_.push_back(std::move(e));
+  batch.hints_.push_back(hint);
   return result;
 }
 
@@ -270,11 +279,23 @@ Event MvccIndex::FromLogEntry(const LogEntry& e) {
 }
 
 void MvccIndex::ApplyLocked(WriteBatch& batch) {
-  for (Event& e : batch.events_) {
+  const bool hinted = batch.erase_epoch_ == erase_epoch_;
+  for (size_t i = 0; i < batch.events_.size(); ++i) {
+    Event& e = batch.events_[i];
     // A batch checked against an older state would hand out a revision twice.
     KT_STORE_CHECK(e.mod_revision == current_ + 1);
-    auto it = keys_.find(e.key);
-    if (it == keys_.end()) it = keys_.emplace(std::move(e.key), History()).first;
+    KeyMap::iterator it;
+    if (hinted) {
+      // The key where Check found it, or inserted where Check found its place (emplace_hint
+      // returns the key if an earlier write of the batch created it meanwhile).
+      it = batch.hints_[i];
+      if (it == keys_.end() || it->first != e.key) {
+        it = keys_.emplace_hint(it, std::move(e.key), History());
+      }
+    } else {
+      it = keys_.find(e.key);
+      if (it == keys_.end()) it = keys_.emplace(std::move(e.key), History()).first;
+    }
     it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
     current_ = e.mod_revision;
     log_.push_back(ToLogEntry(std::move(e), it));
@@ -296,6 +317,7 @@ Result<WriteResult> MvccIndex::CheckAndApply(const WriteOp& op) {
     std::unique_lock lock(mu_);
     WriteBatch batch;
     batch.next_revision_ = current_ + 1;
+    batch.erase_epoch_ = erase_epoch_;
     result = CheckLocked(op, batch);
     if (!result) return result;
     ApplyLocked(batch);
@@ -335,6 +357,7 @@ Status MvccIndex::Compact(Revision revision, std::vector<Revision>* dropped) {
       log_.pop_front();
     }
     for (KeyMap::iterator it : emptied) keys_.erase(it);
+    if (!emptied.empty()) ++erase_epoch_;
     compacted_ = revision;
   }
   // Watchers behind the new compacted revision learn it now rather than at the next write.
@@ -414,7 +437,10 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     }
     if (row.deleted) {
       dropped.push_back(row.revision);
-      if (found) keys_.erase(it);
+      if (found) {
+        keys_.erase(it);
+        ++erase_epoch_;
+      }
     } else {
       Version v{row.revision, row.create_revision, std::move(row.value)};
       if (found) {

@@ -52,6 +52,17 @@ const Bytes& EmptyBytes();
 const Bytes& OnDiskBytes();
 inline bool IsOnDisk(const Bytes& value) { return value.get() == OnDiskBytes().get(); }
 
+// One version of a key in MvccIndex.
+struct KeyVersion {
+  Revision mod_revision;
+  Revision create_revision;
+  Bytes value;  // null: deleted at mod_revision (a tombstone)
+};
+// A key's versions: ascending mod_revision, never empty. Versions at or below the compacted
+// revision are reduced to at most one live version.
+using KeyHistory = std::vector<KeyVersion>;
+using KeyMap = std::map<std::string, KeyHistory, std::less<>>;
+
 // Writes checked against the current state (and against the batch's earlier writes), not yet
 // applied. Revisions are consecutive from the store's current revision + 1.
 class WriteBatch {
@@ -64,9 +75,14 @@ class WriteBatch {
     Revision mod_revision;
     Revision create_revision;
     Bytes value;  // null: deleted earlier in this batch
+    KeyMap::iterator hint;
   };
   Revision next_revision_ = 1;
   std::vector<Event> events_;
+  // Per event, where Check found its key in the index (or where it would go): Apply starts
+  // there rather than searching again, unless keys were erased since (erase_epoch_).
+  std::vector<KeyMap::iterator> hints_;
+  uint64_t erase_epoch_ = 0;
   std::unordered_map<std::string, Staged> staged_;  // keys written earlier in the batch
 };
 
@@ -151,15 +167,8 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
       KT_LOCKS_EXCLUDED(mu_, watch_mu_);
 
  private:
-  struct Version {
-    Revision mod_revision;
-    Revision create_revision;
-    Bytes value;  // null: deleted at mod_revision (a tombstone)
-  };
-  // Ascending mod_revision, never empty. Versions at or below the compacted revision are
-  // reduced to at most one live version.
-  using History = std::vector<Version>;
-  using KeyMap = std::map<std::string, History, std::less<>>;
+  using Version = KeyVersion;
+  using History = KeyHistory;
 
   struct WatchState {
     KeyRange range;
@@ -212,6 +221,8 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
 
   mutable std::shared_mutex mu_;
   KeyMap keys_ KT_GUARDED_BY(mu_);
+  // Counts the times keys were erased from keys_ (which invalidates a batch's hints).
+  uint64_t erase_epoch_ KT_GUARDED_BY(mu_) = 0;
   // An Event as the log keeps it: its key is keys_' own entry, not a copy (a burst of writes
   // to few keys costs the log no string per write, and no lookup finds the key's history). A
   // key outlives its entries: Compact pops an entry before it erases its key.

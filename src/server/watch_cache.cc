@@ -83,9 +83,11 @@ Status WatchCache::LoadLocked(const Predecoder* predecoded) {
   Result<store::RangeResponse> range = store_->Range(store::RangeRequest::Prefix(info_.key_prefix));
   if (!range) return range.error();
   objects_.clear();
+  index_.Clear();
   by_node_.clear();
   log_.clear();
   std::vector<store::KeyValue>& kvs = range->kvs;
+  index_.Reserve(kvs.size());
   // Decoding dominates start-up (150,000 pods), so it runs on every core; the map is then
   // filled in key order on this thread.
   std::vector<Result<ObjectPtr>> decoded(kvs.size(), Err(Internal("not decoded")));
@@ -118,7 +120,7 @@ Status WatchCache::LoadLocked(const Predecoder* predecoded) {
     }
     IndexLocked(*decoded[i], true);
     const std::string_view key = (*decoded[i])->key;
-    objects_.emplace_hint(objects_.end(), key, std::move(*decoded[i]));
+    index_.Insert(objects_.emplace_hint(objects_.end(), key, std::move(*decoded[i])));
   }
   revision_ = range->revision;
   log_floor_ = revision_;
@@ -191,11 +193,12 @@ void WatchCache::IndexLocked(const ObjectPtr& object, bool add) {
 
 void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied) {
   const auto now = std::chrono::steady_clock::now();
-  auto it = objects_.find(e.key);
+  auto it = index_.Find(objects_, e.key);
   ObjectPtr prev = it == objects_.end() ? nullptr : it->second;
   if (e.type == store::Event::Type::kDelete) {
     if (!prev) return;
     IndexLocked(prev, false);
+    index_.Erase(it);
     objects_.erase(it);
     const store::Revision prev_revision = prev->revision;
     applied.push_back(Event{WatchEventType::kDeleted,
@@ -222,12 +225,13 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
     // Re-point the entry's key at the new object's copy before the old one can go; it goes back
     // where it was (the hint: no second search).
     const auto next = std::next(it);
+    index_.Erase(it);
     auto node = objects_.extract(it);
     node.key() = (*obj)->key;
     node.mapped() = *obj;
-    objects_.insert(next, std::move(node));
+    index_.Insert(objects_.insert(next, std::move(node)));
   } else {
-    objects_.emplace((*obj)->key, *obj);
+    index_.Insert(objects_.emplace((*obj)->key, *obj).first);
   }
   IndexLocked(*obj, true);
   const store::Revision prev_revision = prev ? prev->revision : 0;
@@ -409,7 +413,7 @@ void WatchCache::OnStoreResponse(store::WatchResponse response) {
 ObjectPtr WatchCache::Get(std::string_view namespace_, std::string_view name) const {
   const std::string key = ObjectKey(info_, namespace_, name);
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = objects_.find(key);
+  auto it = index_.Find(objects_, key);
   return it == objects_.end() ? nullptr : it->second;
 }
 
@@ -447,7 +451,7 @@ WatchCache::ListResult WatchCache::List(const ObjectFilter& filter, std::string_
   }
   if (auto name = filter.fields.RequiresExactMatch(Field::kMetadataName);
       name && (!info_.namespaced || !filter.namespace_.empty())) {
-    auto it = objects_.find(ObjectKey(info_, filter.namespace_, *name));
+    auto it = index_.Find(objects_, ObjectKey(info_, filter.namespace_, *name));
     if (it != objects_.end()) take(it->second);
     return result;
   }

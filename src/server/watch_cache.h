@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "api/selector.h"
+#include "core/key_index.h"
 #include "core/status.h"
 #include "server/object.h"
 #include "server/resources.h"
@@ -192,6 +193,8 @@ class WatchCache {
   // is stored once: an entry's key is re-pointed whenever its object is replaced, and an
   // object outlives its entries. Guarded by mu_.
   std::map<std::string_view, ObjectPtr> objects_;
+  // objects_ by key hash: Get and the writes' lookups without descending the map.
+  KeyIndex<std::map<std::string_view, ObjectPtr>> index_;  // guarded by mu_
   // spec.nodeName -> the pods bound there, by key (a view of the pod's own, as in objects_);
   // pods only; guarded by mu_
   std::map<std::string, std::map<std::string_view, ObjectPtr>, std::less<>> by_node_;

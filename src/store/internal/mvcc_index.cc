@@ -84,6 +84,9 @@ void MvccIndex::Start() {
   {
     std::unique_lock lock(mu_);
     released_ = current_;  // LoadRow released what it loaded as history
+    index_.Reserve(keys_.size());
+    for (auto it = keys_.begin(); it != keys_.end(); ++it) index_.Insert(it);
+    indexed_ = true;
   }
   std::lock_guard lock(watch_mu_);
   KT_STORE_CHECK(!started_);
@@ -109,9 +112,17 @@ void MvccIndex::Shutdown() {
 // ---------------------------------------------------------------------------------------------
 // Reads
 
+KeyMap::iterator MvccIndex::FindLocked(std::string_view key) {
+  return indexed_ ? index_.Find(keys_, key) : keys_.find(key);
+}
+
+KeyMap::const_iterator MvccIndex::FindLocked(std::string_view key) const {
+  return indexed_ ? index_.Find(keys_, key) : keys_.find(key);
+}
+
 Result<KeyValue> MvccIndex::Get(std::string_view key) const {
   std::shared_lock lock(mu_);
-  auto it = keys_.find(key);
+  auto it = FindLocked(key);
   if (it == keys_.end() || it->second.back().value == nullptr) {
     return Err(NotFound("key not found: " + std::string(key)));
   }
@@ -151,7 +162,7 @@ Result<RangeResponse> MvccIndex::RangeInMemory(const RangeRequest& request) cons
     return nullptr;
   };
   const KeyRange& range = request.range;
-  auto it = range.range_end.empty() ? keys_.find(range.key) : keys_.lower_bound(range.key);
+  auto it = range.range_end.empty() ? FindLocked(range.key) : keys_.lower_bound(range.key);
   for (; it != keys_.end() && range.Contains(it->first); ++it) {
     const Version* v = visible(it->second);
     if (v == nullptr) continue;
@@ -207,13 +218,16 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
     hint = s->second.hint;
   } else {
     // The index is not changed through the iterator here (the shared lock): it only tells
-    // Apply where to start.
-    hint = const_cast<KeyMap&>(keys_).lower_bound(op.key);
-    if (hint != keys_.end() && hint->first == op.key) {
+    // Apply where the key is, or where a new key goes.
+    KeyMap& keys = const_cast<KeyMap&>(keys_);
+    hint = indexed_ ? index_.Find(keys, op.key) : keys.find(op.key);
+    if (hint != keys.end()) {
       const Version& v = hint->second.back();
       cur_mod = v.mod_revision;
       cur_create = v.create_revision;
       cur_value = v.value;
+    } else {
+      hint = keys.lower_bound(op.key);
     }
   }
   const bool exists = cur_value != nullptr;
@@ -290,11 +304,16 @@ void MvccIndex::ApplyLocked(WriteBatch& batch) {
       // returns the key if an earlier write of the batch created it meanwhile).
       it = batch.hints_[i];
       if (it == keys_.end() || it->first != e.key) {
+        const size_t before = keys_.size();
         it = keys_.emplace_hint(it, std::move(e.key), History());
+        if (indexed_ && keys_.size() != before) index_.Insert(it);
       }
     } else {
-      it = keys_.find(e.key);
-      if (it == keys_.end()) it = keys_.emplace(std::move(e.key), History()).first;
+      it = FindLocked(e.key);
+      if (it == keys_.end()) {
+        it = keys_.emplace(std::move(e.key), History()).first;
+        if (indexed_) index_.Insert(it);
+      }
     }
     it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
     current_ = e.mod_revision;
@@ -356,7 +375,10 @@ Status MvccIndex::Compact(Revision revision, std::vector<Revision>* dropped) {
       if (CompactKeyLocked(it, revision, dropped)) emptied.push_back(it);
       log_.pop_front();
     }
-    for (KeyMap::iterator it : emptied) keys_.erase(it);
+    for (KeyMap::iterator it : emptied) {
+      if (indexed_) index_.Erase(it);
+      keys_.erase(it);
+    }
     if (!emptied.empty()) ++erase_epoch_;
     compacted_ = revision;
   }
@@ -438,6 +460,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     if (row.deleted) {
       dropped.push_back(row.revision);
       if (found) {
+        if (indexed_) index_.Erase(it);
         keys_.erase(it);
         ++erase_epoch_;
       }
@@ -446,7 +469,9 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
       if (found) {
         it->second.assign(1, std::move(v));
       } else {
-        keys_.emplace_hint(it, std::move(row.key), History())->second.push_back(std::move(v));
+        auto added = keys_.emplace_hint(it, std::move(row.key), History());
+        if (indexed_) index_.Insert(added);
+        added->second.push_back(std::move(v));
       }
     }
     return Status::Ok();
@@ -478,7 +503,10 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
              row.revision,
              create_revision,
              row.prev_revision};
-  if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
+  if (!found) {
+    it = keys_.emplace_hint(it, std::move(row.key), History());
+    if (indexed_) index_.Insert(it);
+  }
   it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
   e.key = it;
   if (options_.on_load) {

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/key_index.h"
 #include "core/status.h"
 #include "store/internal/thread_annotations.h"
 #include "store/store.h"
@@ -221,6 +222,12 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
 
   mutable std::shared_mutex mu_;
   KeyMap keys_ KT_GUARDED_BY(mu_);
+  // keys_ by key hash, from Start on (start-up's LoadRow calls keep to the map): point lookups
+  // without descending the map.
+  KeyIndex<KeyMap> index_ KT_GUARDED_BY(mu_);
+  bool indexed_ KT_GUARDED_BY(mu_) = false;
+  KeyMap::iterator FindLocked(std::string_view key) KT_SHARED_LOCKS_REQUIRED(mu_);
+  KeyMap::const_iterator FindLocked(std::string_view key) const KT_SHARED_LOCKS_REQUIRED(mu_);
   // Counts the times keys were erased from keys_ (which invalidates a batch's hints).
   uint64_t erase_epoch_ KT_GUARDED_BY(mu_) = 0;
   // An Event as the log keeps it: its key is keys_' own entry, not a copy (a burst of writes

@@ -33,15 +33,9 @@ class KeyIndex {
 
   static uint64_t Hash(std::string_view key) { return Hasher()(key); }
 
-  // The map's entry for `key`, or map.end().
-  Iterator Find(Map& map, std::string_view key) const {
-    auto [b, e] = index_.equal_range(Hash(key));
-    for (; b != e; ++b) {
-      if (std::string_view(b->second->first) == key) return b->second;
-    }
-    return map.end();
-  }
-  typename Map::const_iterator Find(const Map& map, std::string_view key) const {
+  // The map's entry for `key`, or map.end() (an iterator or a const_iterator, as `map` is).
+  template <class M>
+  auto Find(M& map, std::string_view key) const -> decltype(map.end()) {
     auto [b, e] = index_.equal_range(Hash(key));
     for (; b != e; ++b) {
       if (std::string_view(b->second->first) == key) return b->second;

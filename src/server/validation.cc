@@ -235,18 +235,25 @@ bool MaskedPodSpecMember(std::string_view name) {
          name == "terminationGracePeriodSeconds" || name == "schedulingGates";
 }
 
-// Two containers equal but for their images.
-bool ContainersEqualButImage(const Value& a, const Value& b) {
+std::string_view NameOf(const Value& name) {
+  return std::string_view(name.GetString(), name.GetStringLength());
+}
+
+// Two objects with the same members but those `skip` names, each pair of which `equal(name, a,
+// b)` finds equal, compared in place. Values that are not both objects: equal if identical.
+template <class Skip, class Equal>
+bool ObjectsEqualExcept(const Value& a, const Value& b, Skip skip, Equal equal) {
   if (!a.IsObject() || !b.IsObject()) return a == b;
   size_t members = 0;
   for (const auto& m : a.GetObject()) {
-    if (std::string_view(m.name.GetString(), m.name.GetStringLength()) == "image") continue;
+    const std::string_view name = NameOf(m.name);
+    if (skip(name)) continue;
     ++members;
     auto o = b.FindMember(m.name);
-    if (o == b.MemberEnd() || o->value != m.value) return false;
+    if (o == b.MemberEnd() || !equal(name, m.value, o->value)) return false;
   }
   for (const auto& m : b.GetObject()) {
-    if (std::string_view(m.name.GetString(), m.name.GetStringLength()) != "image") --members;
+    if (!skip(NameOf(m.name))) --members;
   }
   return members == 0;
 }
@@ -255,30 +262,19 @@ bool ContainersEqualButImage(const Value& a, const Value& b) {
 // container images, tolerations, activeDeadlineSeconds, terminationGracePeriodSeconds,
 // schedulingGates), compared in place.
 bool PodSpecsEqualMasked(const Value& a, const Value& b) {
-  if (!a.IsObject() || !b.IsObject()) return a == b;
-  size_t members = 0;
-  for (const auto& m : a.GetObject()) {
-    const std::string_view name(m.name.GetString(), m.name.GetStringLength());
-    if (MaskedPodSpecMember(name)) continue;
-    ++members;
-    auto o = b.FindMember(m.name);
-    if (o == b.MemberEnd()) return false;
-    if ((name == "containers" || name == "initContainers") && m.value.IsArray() &&
-        o->value.IsArray()) {
-      if (m.value.Size() != o->value.Size()) return false;
-      for (rapidjson::SizeType i = 0; i < m.value.Size(); ++i) {
-        if (!ContainersEqualButImage(m.value[i], o->value[i])) return false;
-      }
-    } else if (m.value != o->value) {
-      return false;
-    }
-  }
-  for (const auto& m : b.GetObject()) {
-    if (!MaskedPodSpecMember(std::string_view(m.name.GetString(), m.name.GetStringLength()))) {
-      --members;
-    }
-  }
-  return members == 0;
+  auto same = [](std::string_view, const Value& x, const Value& y) { return x == y; };
+  auto image = [](std::string_view name) { return name == "image"; };
+  return ObjectsEqualExcept(
+      a, b, MaskedPodSpecMember, [&](std::string_view name, const Value& x, const Value& y) {
+        if ((name != "containers" && name != "initContainers") || !x.IsArray() || !y.IsArray()) {
+          return x == y;
+        }
+        if (x.Size() != y.Size()) return false;
+        for (rapidjson::SizeType i = 0; i < x.Size(); ++i) {
+          if (!ObjectsEqualExcept(x[i], y[i], image, same)) return false;
+        }
+        return true;
+      });
 }
 
 // Go's %#v of a map[string]string, as upstream prints template labels.

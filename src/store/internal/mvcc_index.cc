@@ -220,7 +220,7 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
     // The index is not changed through the iterator here (the shared lock): it only tells
     // Apply where the key is, or where a new key goes.
     KeyMap& keys = const_cast<KeyMap&>(keys_);
-    hint = indexed_ ? index_.Find(keys, op.key) : keys.find(op.key);
+    hint = const_cast<MvccIndex*>(this)->FindLocked(op.key);
     if (hint != keys.end()) {
       const Version& v = hint->second.back();
       cur_mod = v.mod_revision;
@@ -442,6 +442,7 @@ bool MvccIndex::ReleaseHistory(Revision revision) {
 
 Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool history_on_disk) {
   std::unique_lock lock(mu_);
+  KT_STORE_CHECK(!indexed_);  // before Start: the hash index is built from the loaded map
   // One lookup per row, reused for the insert: start-up time is mostly this loop.
   auto it = keys_.lower_bound(row.key);
   const bool found = it != keys_.end() && it->first == row.key;
@@ -459,19 +460,13 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     }
     if (row.deleted) {
       dropped.push_back(row.revision);
-      if (found) {
-        if (indexed_) index_.Erase(it);
-        keys_.erase(it);
-        ++erase_epoch_;
-      }
+      if (found) keys_.erase(it);
     } else {
       Version v{row.revision, row.create_revision, std::move(row.value)};
       if (found) {
         it->second.assign(1, std::move(v));
       } else {
-        auto added = keys_.emplace_hint(it, std::move(row.key), History());
-        if (indexed_) index_.Insert(added);
-        added->second.push_back(std::move(v));
+        keys_.emplace_hint(it, std::move(row.key), History())->second.push_back(std::move(v));
       }
     }
     return Status::Ok();
@@ -503,10 +498,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
              row.revision,
              create_revision,
              row.prev_revision};
-  if (!found) {
-    it = keys_.emplace_hint(it, std::move(row.key), History());
-    if (indexed_) index_.Insert(it);
-  }
+  if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
   it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
   e.key = it;
   if (options_.on_load) {

@@ -48,21 +48,42 @@ int NumFeasibleNodesToFind(std::optional<int32_t> percentage, int num_all_nodes)
   return num < kMinFeasibleNodesToFind ? kMinFeasibleNodesToFind : num;
 }
 
-const NodeInfo* SelectHost(const PodInfo& pod, const std::vector<NodePluginScores>& scores) {
+namespace {
+
+// The best of `count` nodes, `node(i)` and `total(i)` giving each: the highest total, ties
+// broken by TieBreak.
+template <typename NodeAt, typename TotalAt>
+const NodeInfo* Best(const PodInfo& pod, size_t count, NodeAt node, TotalAt total) {
   const NodeInfo* best = nullptr;
   int64_t best_total = 0;
   uint64_t best_tie = 0;
   const uint64_t seed = PodTieBreakSeed(pod);
-  for (const NodePluginScores& s : scores) {
-    if (best != nullptr && s.total < best_total) continue;
-    const uint64_t tie = TieBreak(seed, *s.node);
-    if (best == nullptr || s.total > best_total || tie < best_tie) {
-      best = s.node;
-      best_total = s.total;
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t t = total(i);
+    if (best != nullptr && t < best_total) continue;
+    const NodeInfo* n = node(i);
+    const uint64_t tie = TieBreak(seed, *n);
+    if (best == nullptr || t > best_total || tie < best_tie) {
+      best = n;
+      best_total = t;
       best_tie = tie;
     }
   }
   return best;
+}
+
+}  // namespace
+
+const NodeInfo* SelectHost(const PodInfo& pod, const std::vector<NodePluginScores>& scores) {
+  return Best(
+      pod, scores.size(), [&](size_t i) { return scores[i].node; },
+      [&](size_t i) { return scores[i].total; });
+}
+
+const NodeInfo* SelectHost(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                           std::span<const int64_t> totals) {
+  return Best(
+      pod, nodes.size(), [&](size_t i) { return nodes[i]; }, [&](size_t i) { return totals[i]; });
 }
 
 ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInfo& pod,
@@ -171,7 +192,11 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
                      std::span<uint8_t>(rejected, static_cast<size_t>(len)));
       for (int j = 0; j < len && static_cast<int>(feasible.size()) < to_find; ++j) {
         ++processed;
-        Status fs = rejected[j] ? fw.RunFilterPlugins(pod, *run[j]) : Status();
+        if (!rejected[j]) {
+          feasible.push_back(run[j]);
+          continue;
+        }
+        Status fs = fw.RunFilterPlugins(pod, *run[j]);
         if (fs.IsSuccess()) {
           feasible.push_back(run[j]);
         } else if (!record_rejection(run[j], std::move(fs))) {
@@ -219,12 +244,22 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
     r.host = feasible[0]->name();
     return r;
   }
-  Status ss = fw.RunScorePlugins(pod, feasible, &r.scores, /*details=*/options.evaluate_all);
+  if (options.evaluate_all) {
+    Status ss = fw.RunScorePlugins(pod, feasible, &r.scores, /*details=*/true);
+    if (!ss.IsSuccess()) {
+      r.status = ss;
+      return r;
+    }
+    r.host = SelectHost(pod, r.scores)->name();
+    return r;
+  }
+  thread_local std::vector<int64_t> totals;
+  Status ss = fw.RunScorePlugins(pod, feasible, &totals);
   if (!ss.IsSuccess()) {
     r.status = ss;
     return r;
   }
-  r.host = SelectHost(pod, r.scores)->name();
+  r.host = SelectHost(pod, feasible, totals)->name();
   return r;
 }
 

@@ -36,7 +36,8 @@ struct ScheduleResult {
   int num_all_nodes = 0;
   int evaluated_nodes = 0;
   int feasible_nodes = 0;
-  // Per feasible node scored (empty when fewer than two were feasible).
+  // Per feasible node scored, with every plugin's score: filled in with
+  // ScheduleOptions::evaluate_all only (reports); a scheduling cycle keeps just the totals.
   std::vector<NodePluginScores> scores;
   bool fit_error = false;  // status is a FitError (diagnosis is meaningful)
 };
@@ -53,6 +54,9 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& nodes, const PodInfo
 
 // The node among the scored ones with the best total, ties broken as described above.
 const NodeInfo* SelectHost(const PodInfo& pod, const std::vector<NodePluginScores>& scores);
+// The same over `nodes` and their totals (same length, not empty).
+const NodeInfo* SelectHost(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                           std::span<const int64_t> totals);
 
 inline constexpr std::string_view kNoNodesAvailableMsg = "no nodes available to schedule pods";
 

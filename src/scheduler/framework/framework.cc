@@ -480,6 +480,25 @@ Status Framework::RunPostFilterPlugins(const PodInfo& pod, const NodeToStatus& s
 
 Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                                   std::vector<NodePluginScores>* out, bool details) {
+  out->resize(nodes.size());
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    (*out)[j].node = nodes[j];
+    (*out)[j].scores.clear();
+    (*out)[j].total = 0;
+  }
+  Status s = ScoreInto(pod, nodes, &scratch_totals_, details ? out : nullptr);
+  if (!s.IsSuccess()) return s;
+  for (size_t j = 0; j < nodes.size(); ++j) (*out)[j].total = scratch_totals_[j];
+  return s;
+}
+
+Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                                  std::vector<int64_t>* totals) {
+  return ScoreInto(pod, nodes, totals, nullptr);
+}
+
+Status Framework::ScoreInto(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                            std::vector<int64_t>* totals, std::vector<NodePluginScores>* details) {
   skip_score_.clear();
   for (PreScorePlugin* pl : pre_score_) {
     Status s = pl->PreScore(pod, nodes);
@@ -492,35 +511,46 @@ Status Framework::RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* 
                            "\": " + s.Message());
     }
   }
-  out->resize(nodes.size());
-  for (size_t j = 0; j < nodes.size(); ++j) {
-    (*out)[j].node = nodes[j];
-    (*out)[j].scores.clear();
-    (*out)[j].total = 0;
-  }
+  const size_t n = nodes.size();
+  totals->assign(n, 0);
+  int64_t* total = totals->data();
   std::vector<NodeScore>& scores = scratch_scores_;
   std::vector<int64_t>& raw = scratch_raw_;
-  scores.resize(nodes.size());
-  raw.resize(nodes.size());
+  scores.resize(n);
+  raw.resize(n);
   for (size_t i = 0; i < score_.size(); ++i) {
     ScorePlugin* pl = score_[i];
     if (!skip_score_.empty() && Skipped(skip_score_, pl)) continue;
     pl->ScoreNodes(pod, nodes, scores);
-    if (details) {
-      for (size_t j = 0; j < nodes.size(); ++j) raw[j] = scores[j].score;
+    if (details != nullptr) {
+      for (size_t j = 0; j < n; ++j) raw[j] = scores[j].score;
     }
     if (pl->HasNormalizeScore()) pl->NormalizeScore(pod, scores);
     const int64_t weight = score_weights_[i];
-    for (size_t j = 0; j < nodes.size(); ++j) {
-      const int64_t s = scores[j].score;
-      if (s < 0 || s > kMaxNodeScore) {
-        return Status::Error("plugin \"" + std::string(pl->Name()) +
-                             "\" returns an invalid score " + std::to_string(s) +
-                             ", it should in the range of [0, 100] after " + "normalizing");
+    // One pass adds the weighted scores and notes whether any lies outside [0, 100] (as an
+    // unsigned value, a negative one is above 100 too); the error names the first such.
+    uint64_t out_of_range = 0;
+    const NodeScore* sc = scores.data();
+    for (size_t j = 0; j < n; ++j) {
+      const int64_t v = sc[j].score;
+      out_of_range |= static_cast<uint64_t>(v > kMaxNodeScore || v < 0);
+      total[j] += v * weight;
+    }
+    if (out_of_range != 0) {
+      for (size_t j = 0; j < n; ++j) {
+        const int64_t v = sc[j].score;
+        if (v < 0 || v > kMaxNodeScore) {
+          return Status::Error("plugin \"" + std::string(pl->Name()) +
+                               "\" returns an invalid score " + std::to_string(v) +
+                               ", it should in the range of [0, 100] after " + "normalizing");
+        }
       }
-      NodePluginScores& n = (*out)[j];
-      if (details) n.scores.push_back({pl->Name(), raw[j], s, weight, s * weight});
-      n.total += s * weight;
+    }
+    if (details != nullptr) {
+      for (size_t j = 0; j < n; ++j) {
+        const int64_t v = sc[j].score;
+        (*details)[j].scores.push_back({pl->Name(), raw[j], v, weight, v * weight});
+      }
     }
   }
   return Status();

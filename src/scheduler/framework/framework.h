@@ -106,6 +106,9 @@ class Framework {
   // node's per-plugin scores are filled in only with `details` (reports); the totals always.
   Status RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                          std::vector<NodePluginScores>* out, bool details = true);
+  // The same totals alone, in the order of `nodes` (the scheduling cycle's form).
+  Status RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                         std::vector<int64_t>* totals);
 
   Status RunReservePluginsReserve(const PodInfo& pod, const std::string& node);
   void RunReservePluginsUnreserve(const PodInfo& pod, const std::string& node);
@@ -164,8 +167,14 @@ class Framework {
   std::vector<FilterPlugin*> active_single_filter_;
   // The plugins of filter_ with a batch form.
   std::vector<const FilterPlugin*> batch_filter_;
+  // Both RunScorePlugins: the totals into `totals`, and each node's per-plugin scores into
+  // `details` when not null.
+  Status ScoreInto(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::vector<int64_t>* totals, std::vector<NodePluginScores>* details);
+
   // Scratch space of RunScorePlugins, kept between cycles.
   std::vector<NodeScore> scratch_scores_;
+  std::vector<int64_t> scratch_totals_;
   std::vector<int64_t> scratch_raw_;
 };
 

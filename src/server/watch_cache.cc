@@ -82,12 +82,15 @@ WatchCache::~WatchCache() { Stop(); }
 Status WatchCache::LoadLocked(const Predecoder* predecoded) {
   Result<store::RangeResponse> range = store_->Range(store::RangeRequest::Prefix(info_.key_prefix));
   if (!range) return range.error();
-  objects_.clear();
-  index_.Clear();
+  {
+    std::lock_guard<std::mutex> objects_lock(objects_mu_);
+    objects_.clear();
+    index_.Clear();
+    index_.Reserve(range->kvs.size());
+  }
   by_node_.clear();
   log_.clear();
   std::vector<store::KeyValue>& kvs = range->kvs;
-  index_.Reserve(kvs.size());
   // Decoding dominates start-up (150,000 pods), so it runs on every core; the map is then
   // filled in key order on this thread.
   std::vector<Result<ObjectPtr>> decoded(kvs.size(), Err(Internal("not decoded")));
@@ -114,6 +117,7 @@ Status WatchCache::LoadLocked(const Predecoder* predecoded) {
   }
   decode(0, std::min(kvs.size(), chunk));
   for (std::thread& w : workers) w.join();
+  std::lock_guard<std::mutex> objects_lock(objects_mu_);
   for (size_t i = 0; i < kvs.size(); ++i) {
     if (!decoded[i]) {
       return decoded[i].error().WithPrefix("loading " + kvs[i].key + " from the store: ");
@@ -198,8 +202,11 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
   if (e.type == store::Event::Type::kDelete) {
     if (!prev) return;
     IndexLocked(prev, false);
-    index_.Erase(it);
-    objects_.erase(it);
+    {
+      std::lock_guard<std::mutex> objects_lock(objects_mu_);
+      index_.Erase(it);
+      objects_.erase(it);
+    }
     const store::Revision prev_revision = prev->revision;
     applied.push_back(Event{WatchEventType::kDeleted,
                             e.mod_revision,
@@ -225,12 +232,14 @@ void WatchCache::ApplyLocked(const store::Event& e, std::vector<Event>& applied)
     // Re-point the entry's key at the new object's copy before the old one can go; it goes back
     // where it was (the hint: no second search).
     const auto next = std::next(it);
+    std::lock_guard<std::mutex> objects_lock(objects_mu_);
     index_.Erase(it);
     auto node = objects_.extract(it);
     node.key() = (*obj)->key;
     node.mapped() = *obj;
     index_.Insert(objects_.insert(next, std::move(node)));
   } else {
+    std::lock_guard<std::mutex> objects_lock(objects_mu_);
     index_.Insert(objects_.emplace((*obj)->key, *obj).first);
   }
   IndexLocked(*obj, true);
@@ -412,7 +421,7 @@ void WatchCache::OnStoreResponse(store::WatchResponse response) {
 
 ObjectPtr WatchCache::Get(std::string_view namespace_, std::string_view name) const {
   const std::string key = ObjectKey(info_, namespace_, name);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(objects_mu_);
   auto it = index_.Find(objects_, key);
   return it == objects_.end() ? nullptr : it->second;
 }

@@ -189,12 +189,16 @@ class WatchCache {
 
   mutable std::mutex mu_;
   store::Revision revision_ = 0;  // guarded by mu_
+  // Held, besides mu_, while objects_ and index_ change, and alone by Get: a point read waits
+  // for one change of the map, never for the delivery of a batch to the watchers, which runs
+  // under mu_. Taken after mu_.
+  mutable std::mutex objects_mu_;
   // Every current object by key. The map's keys are views of the objects' own `key`, so a key
   // is stored once: an entry's key is re-pointed whenever its object is replaced, and an
-  // object outlives its entries. Guarded by mu_.
+  // object outlives its entries. Changed under mu_ and objects_mu_; read under either.
   std::map<std::string_view, ObjectPtr> objects_;
-  // objects_ by key hash: Get and the writes' lookups without descending the map.
-  KeyIndex<std::map<std::string_view, ObjectPtr>> index_;  // guarded by mu_
+  // objects_ by key hash: Get and the writes' lookups without descending the map. As objects_.
+  KeyIndex<std::map<std::string_view, ObjectPtr>> index_;
   // spec.nodeName -> the pods bound there, by key (a view of the pod's own, as in objects_);
   // pods only; guarded by mu_
   std::map<std::string, std::map<std::string_view, ObjectPtr>, std::less<>> by_node_;

@@ -1847,6 +1847,22 @@ Status SetPodCondition(rapidjson::Document& pod, const Condition& condition) {
   return SetCondition(pod, condition, ConditionKind::kPod);
 }
 
+void SetPodCondition(Pod& pod, const Condition& c) {
+  for (Condition& existing : pod.status.conditions) {
+    if (existing.type != c.type) continue;
+    existing.status = c.status;
+    if (c.observed_generation != 0) existing.observed_generation = c.observed_generation;
+    existing.last_probe_time = c.last_probe_time;
+    existing.last_transition_time = c.last_transition_time;
+    existing.reason = c.reason;
+    existing.message = c.message;
+    return;
+  }
+  Condition added = c;
+  added.last_heartbeat_time.clear();  // nodes only: not written for a pod
+  pod.status.conditions.push_back(std::move(added));
+}
+
 Status SetNodeCondition(rapidjson::Document& node, const Condition& condition) {
   return SetCondition(node, condition, ConditionKind::kNode);
 }

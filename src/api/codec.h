@@ -139,6 +139,9 @@ Status SetPodPhase(rapidjson::Document& pod, std::string_view phase);
 // lastHeartbeatTime; unset times are written as null, as upstream.
 Status SetPodCondition(rapidjson::Document& pod, const Condition& condition);
 Status SetNodeCondition(rapidjson::Document& node, const Condition& condition);
+// The same change to a typed pod: decoding the document SetPodCondition changed gives the pod
+// this changes.
+void SetPodCondition(Pod& pod, const Condition& condition);
 
 // metadata.labels / metadata.annotations. Removing the last entry removes the map.
 Status SetLabel(rapidjson::Document& object, std::string_view key, std::string_view value);

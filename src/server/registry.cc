@@ -1583,8 +1583,18 @@ void Registry::BindAttempt(std::string namespace_, std::string name,
   scheduled.last_transition_time = NowRfc3339();
   (void)api::SetPodCondition(*doc, scheduled);
   RemoveMember((*doc)["metadata"], "resourceVersion");
-  Result<TypedObject> typed = DecodeTyped(info.resource, *doc);
-  Write(info, current, std::move(*doc), typed ? std::move(*typed) : TypedObject(), options,
+  // The typed view follows from the current one by the same two changes, without decoding.
+  TypedObject typed;
+  if (pod != nullptr) {
+    api::Pod next = *pod;
+    next.meta.resource_version.clear();
+    next.spec.node_name.assign(target);
+    api::SetPodCondition(next, scheduled);
+    typed = TypedObject(std::move(next));
+  } else if (Result<TypedObject> decoded = DecodeTyped(info.resource, *doc)) {
+    typed = std::move(*decoded);
+  }
+  Write(info, current, std::move(*doc), std::move(typed), options,
         [this, ns = namespace_, name, shared, options, synced,
          done = std::move(done)](ApiResult<store::Bytes> r) mutable {
           if (r) return done({});

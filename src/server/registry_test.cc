@@ -165,6 +165,38 @@ std::string Refused(std::string_view resource_and_name) {
   return out;
 }
 
+// A binding's typed view is derived from the pod's current one rather than decoded: it must be
+// what decoding the stored bytes gives, whether the pod had a PodScheduled condition or not.
+TEST_F(RegistryTest, ABindingsTypedViewIsWhatItsBytesDecodeTo) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("fresh")));
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("waited")));
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "waited",
+                         R"({"status":{"conditions":[{"type":"Ready","status":"False"},)"
+                         R"({"type":"PodScheduled","status":"False","reason":"Unschedulable",)"
+                         R"("message":"0/1 nodes are available","observedGeneration":1,)"
+                         R"("lastProbeTime":null,"lastTransitionTime":"2026-01-01T00:00:00Z"}]}})",
+                         Subresource::kStatus));
+  for (const char* name : {"fresh", "waited"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(Bind("default", name));
+    ObjectPtr bound = Get(Resource::kPods, "default", name);
+    ASSERT_NE(bound, nullptr);
+    ASSERT_NE(bound->As<api::Pod>(), nullptr);
+    EXPECT_EQ(bound->As<api::Pod>()->spec.node_name, "node-1");
+    Result<api::Pod> decoded = api::DecodePod(Parse(std::string_view(*bound->json)));
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(api::EncodePod(*bound->As<api::Pod>()), api::EncodePod(*decoded));
+  }
+  // The condition was replaced in place: reason and message gone, observedGeneration kept.
+  ObjectPtr waited = Get(Resource::kPods, "default", "waited");
+  const api::Pod& pod = *waited->As<api::Pod>();
+  ASSERT_EQ(pod.status.conditions.size(), 2u);
+  EXPECT_EQ(pod.status.conditions[1].status, "True");
+  EXPECT_EQ(pod.status.conditions[1].reason, "");
+  EXPECT_EQ(pod.status.conditions[1].observed_generation, 1);
+}
+
 TEST_F(RegistryTest, DeletingANamespaceMarksItTerminatingThenDeletesItsContentsAndIt) {
   Start();
   ASSERT_TRUE(Create(Resource::kNamespaces, "",

@@ -1283,12 +1283,14 @@ int CmdSchedule(const Flags& f) {
       Die("only " + std::to_string(init_bound) + " initial pods bound");
     }
     const auto start = Clock::now();
+    const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
     RunResult r = create(run_prefix, pods, &sent);
     if (r.errors) Die("pod creates failed: " + r.first_error);
     const double create_rate = static_cast<double>(r.latency_us.size()) / r.seconds;
     // In the taint workload some pods fit no node: wait for the rest a bounded time.
     watch.WaitFor(run_prefix, static_cast<size_t>(pods),
                   Clock::now() + std::chrono::seconds(taints ? 10 : 120));
+    const double server_cpu = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) - server0 : -1;
     watch.Stop();
     std::vector<double> lat;
     Clock::time_point last = start;
@@ -1306,8 +1308,13 @@ int CmdSchedule(const Flags& f) {
     create_rates.push_back(create_rate);
     std::printf(
         "%s run %d: %zu of %ld pods bound in %.2f s = %.0f pods/s (created at %.0f/s); "
-        "creation-to-binding p50 %.1f ms p99 %.1f ms\n",
+        "creation-to-binding p50 %.1f ms p99 %.1f ms",
         tag.c_str(), run, lat.size(), pods, secs, rate, create_rate, p50s.back(), p99s.back());
+    if (server_cpu >= 0 && !lat.empty()) {
+      std::printf("; server cpu %.2f s = %.0f us per bound pod", server_cpu,
+                  server_cpu * 1e6 / static_cast<double>(lat.size()));
+    }
+    std::printf("\n");
     std::fflush(stdout);
   }
   if (create_only) {

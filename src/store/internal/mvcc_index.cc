@@ -324,7 +324,8 @@ void MvccIndex::ApplyLocked(WriteBatch& batch) {
 void MvccIndex::Apply(WriteBatch batch) {
   if (batch.events_.empty()) return;
   {
-    std::unique_lock lock(mu_);
+    std::unique_lock lock(mu_, std::defer_lock);
+    core::AcquireSpinning([&] { return lock.try_lock(); }, [&] { lock.lock(); });
     ApplyLocked(batch);
   }
   NotifyWatchThread();
@@ -333,7 +334,8 @@ void MvccIndex::Apply(WriteBatch batch) {
 Result<WriteResult> MvccIndex::CheckAndApply(const WriteOp& op) {
   Result<WriteResult> result;
   {
-    std::unique_lock lock(mu_);
+    std::unique_lock lock(mu_, std::defer_lock);
+    core::AcquireSpinning([&] { return lock.try_lock(); }, [&] { lock.lock(); });
     WriteBatch batch;
     batch.next_revision_ = current_ + 1;
     batch.erase_epoch_ = erase_epoch_;
@@ -596,18 +598,30 @@ void MvccIndex::WatchLoop() {
 }
 
 bool MvccIndex::DispatchRound(std::unique_lock<std::mutex>& lock) {
-  const std::vector<std::shared_ptr<WatchState>> snapshot = watchers_;
+  std::vector<std::shared_ptr<WatchState>> active;
+  active.reserve(watchers_.size());
+  for (const std::shared_ptr<WatchState>& w : watchers_) {
+    if (!w->cancelled) active.push_back(w);
+  }
   bool again = false;
-  for (const std::shared_ptr<WatchState>& w : snapshot) {
-    if (w->cancelled) continue;
-    lock.unlock();
-    WatchResponse response;
-    bool more = false;
-    const bool send = CollectEvents(*w, response, more);
-    if (send) ResolveEvents(response);
-    lock.lock();
-    again = again || more;
-    if (send) Deliver(w, std::move(response), lock);
+  lock.unlock();
+  std::vector<WatchResponse> responses(active.size());
+  std::vector<std::uint8_t> send(active.size(), 0);
+  {
+    std::shared_lock index_lock(mu_, std::defer_lock);
+    core::AcquireSpinning([&] { return index_lock.try_lock(); }, [&] { index_lock.lock(); });
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      bool more = false;
+      send[i] = CollectEventsLocked(*active[i], responses[i], more) ? 1 : 0;
+      again = again || more;
+    }
+  }
+  for (std::size_t i = 0; i < active.size(); ++i) {
+    if (send[i]) ResolveEvents(responses[i]);
+  }
+  lock.lock();
+  for (std::size_t i = 0; i < active.size(); ++i) {
+    if (send[i]) Deliver(active[i], std::move(responses[i]), lock);
   }
   if (options_.release_history) {
     // Every watcher has read up to the slowest one's cursor: what those writes superseded is
@@ -637,8 +651,7 @@ void MvccIndex::ResolveEvents(WatchResponse& response) const {
   }
 }
 
-bool MvccIndex::CollectEvents(WatchState& w, WatchResponse& response, bool& more) const {
-  std::shared_lock lock(mu_);
+bool MvccIndex::CollectEventsLocked(WatchState& w, WatchResponse& response, bool& more) const {
   if (w.next <= compacted_) {
     response.revision = w.next - 1;
     response.status = Gone("watch fell behind: revision " + Str(w.next) +

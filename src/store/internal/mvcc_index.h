@@ -200,15 +200,17 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   void Cancel(const std::shared_ptr<WatchState>& state) KT_LOCKS_EXCLUDED(watch_mu_);
   void WatchLoop();
   // One turn for every watcher; called and returns with `lock` (on watch_mu_) held. Returns
-  // true if some watcher has more to read right away.
+  // true if some watcher has more to read right away. Every watcher's events are collected
+  // under one shared hold of mu_, so that a round contends with the writers once, not once per
+  // watcher.
   bool DispatchRound(std::unique_lock<std::mutex>& lock);
-  // Fills `response` for `w` from the log; false if there is nothing to send. Sets `more` if
-  // `w` has more to read at once.
   // Reads the on-disk values of the events of `response` (history loaded at start-up); a
   // version compacted meanwhile ends the response with kGone. Called with no lock held.
   void ResolveEvents(WatchResponse& response) const KT_LOCKS_EXCLUDED(mu_);
-  bool CollectEvents(WatchState& w, WatchResponse& response, bool& more) const
-      KT_LOCKS_EXCLUDED(mu_);
+  // Fills `response` for `w` from the log; false if there is nothing to send. Sets `more` if
+  // `w` has more to read at once.
+  bool CollectEventsLocked(WatchState& w, WatchResponse& response, bool& more) const
+      KT_SHARED_LOCKS_REQUIRED(mu_);
   void Deliver(const std::shared_ptr<WatchState>& w, WatchResponse response,
                std::unique_lock<std::mutex>& lock);
   void RunCompactionTick();

@@ -111,18 +111,49 @@ void Informer::AddIndexer(std::string name, IndexFunc fn) {
 }
 
 void Informer::Push(Change change) {
-  bool wake;
+  const bool urgent = change.kind != Change::Kind::kEvent || !options_.wake_for ||
+                      change.object == nullptr || options_.wake_for(change.type, *change.object);
+  bool wake = false;
+  bool arm = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    wake = pending_.empty();  // the dispatcher drains everything before it waits again
     pending_.push_back(std::move(change));
+    // Once woken, the dispatcher drains everything before it waits again.
+    if (!woken_) {
+      if (urgent || pending_.size() >= kLazyLimit) {
+        woken_ = wake = true;
+      } else {
+        arm = lazy_timer_ == 0;
+      }
+    }
   }
-  if (!wake) return;
+  if (arm) ArmLazyFlush();
+  if (wake) Notify();
+}
+
+void Informer::Notify() {
   if (options_.on_pending) {
     options_.on_pending();
   } else {
     cv_.notify_one();
   }
+}
+
+void Informer::ArmLazyFlush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_ || lazy_timer_ != 0) return;
+  lazy_timer_ = clock_->AfterFunc(options_.lazy_delay, [lifeline = lifeline_] {
+    std::lock_guard<std::mutex> line(lifeline->mu);
+    Informer* self = lifeline->informer;
+    if (self == nullptr) return;
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      self->lazy_timer_ = 0;
+      if (!self->woken_ && !self->pending_.empty()) self->woken_ = wake = true;
+    }
+    if (wake) self->Notify();
+  });
 }
 
 void Informer::Start() {
@@ -144,15 +175,19 @@ void Informer::Stop() {
     lifeline_->informer = nullptr;  // no sink or timer reaches this informer from now on
   }
   TimerId timer;
+  TimerId lazy_timer;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     stopping_ = true;
     timer = retry_timer_;
     retry_timer_ = 0;
+    lazy_timer = lazy_timer_;
+    lazy_timer_ = 0;
   }
   cv_.notify_all();
   if (timer != 0) clock_->Cancel(timer);
+  if (lazy_timer != 0) clock_->Cancel(lazy_timer);
   if (thread_.joinable()) thread_.join();
   watch_.reset();
   sink_.reset();
@@ -161,7 +196,7 @@ void Informer::Stop() {
 void Informer::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !pending_.empty() || relist_due_ || rewatch_due_; });
+    cv_.wait(lock, [&] { return stopping_ || woken_ || relist_due_ || rewatch_due_; });
     if (stopping_) return;
     lock.unlock();
     DispatchPending();
@@ -180,6 +215,7 @@ size_t Informer::DispatchPending() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return delivered;
       batch.swap(pending_);
+      woken_ = false;
       relist = relist_due_;
       rewatch = rewatch_due_;
       relist_due_ = rewatch_due_ = false;

@@ -92,12 +92,23 @@ using IndexFunc = std::function<std::vector<std::string>(const StoredObject&)>;
 
 class Informer {
  public:
+  // At most this many changes wait without waking the dispatcher (Options::wake_for).
+  static constexpr size_t kLazyLimit = 1024;
+
   struct Options {
     // No dispatch thread: the owner calls DispatchPending.
     bool manual_dispatch = false;
     // With manual dispatch: called (on the watch's thread, without the informer's locks) when
     // changes arrive while none were pending, so the owner knows to dispatch.
     std::function<void()> on_pending;
+    // Which watch events the owner must hear of at once (called on the watch's thread, with no
+    // lock of the informer held; it must not block). The others are queued without waking the
+    // dispatcher: they are dispatched, in order, with the next event that does wake it, or
+    // within `lazy_delay`, or once kLazyLimit of them wait, whichever comes first. Unset: every
+    // event wakes it. For an owner that most changes of a busy resource do not concern (the pod
+    // garbage collector and every pod created), this saves a thread wake-up per change.
+    std::function<bool(server::WatchEventType type, const StoredObject& object)> wake_for;
+    Duration lazy_delay = std::chrono::milliseconds(100);
     // For retry backoff after a failed list or watch (defaults to the real clock).
     Clock* clock = nullptr;
     // Name for logs ("pods").
@@ -178,6 +189,9 @@ class Informer {
   void Remove(const ObjectPtr& object);
   void IndexLocked(const StoredObject& object, bool add);
   void Push(Change change);
+  // Wakes the dispatcher (on_pending, or the dispatch thread).
+  void Notify();
+  void ArmLazyFlush();
 
   std::unique_ptr<ListerWatcher> source_;
   Options options_;
@@ -193,7 +207,10 @@ class Informer {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Change> pending_;     // guarded by mu_
+  std::deque<Change> pending_;  // guarded by mu_
+  // The dispatcher has been woken for what pends and has not drained it yet; guarded by mu_
+  bool woken_ = false;
+  TimerId lazy_timer_ = 0;         // flushes changes queued without a wake-up; guarded by mu_
   bool stopping_ = false;          // guarded by mu_
   bool relist_due_ = false;        // a retry timer asked for a relist; guarded by mu_
   bool rewatch_due_ = false;       // a retry timer asked for a re-watch; guarded by mu_

@@ -4,6 +4,7 @@
 
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include "api/codec.h"
 #include "client/client.h"
@@ -141,6 +142,86 @@ TEST(InformerTest, RewatchesAfterABackoffWhenTheWatchFails) {
   inf.DispatchPending();
   EXPECT_EQ(src->lists, 1);         // no relist
   EXPECT_EQ(src->watched_from, 6);  // resumes after the last event seen
+}
+
+// Changes the owner need not hear of at once (Options::wake_for) do not wake it: they wait, in
+// order, for the next change that does, for lazy_delay, or for kLazyLimit of them.
+TEST(InformerTest, ChangesThatNeedNoPromptDispatchWaitWithoutWakingTheOwner) {
+  auto source = std::make_unique<FakeSource>();
+  FakeSource* src = source.get();
+  src->revision = 1;
+  SimulatedClock clock;
+  Informer::Options options = Informer::Options::Manual(&clock, "pods");
+  int wakes = 0;
+  options.on_pending = [&] { ++wakes; };
+  options.wake_for = [](WatchEventType, const StoredObject& o) {
+    return !o.As<api::Pod>()->spec.node_name.empty();  // bound pods only
+  };
+  options.lazy_delay = std::chrono::milliseconds(100);
+  Informer inf(std::move(source), options);
+  Recorded rec;
+  inf.AddEventHandler(rec.Handler());
+  inf.Start();
+  inf.DispatchPending();
+  ASSERT_TRUE(inf.HasSynced());
+  wakes = 0;
+
+  // Unbound pods: queued, the owner not woken.
+  src->sink->OnEvent(WatchEventType::kAdded, PodObject("a", "", 2));
+  src->sink->OnEvent(WatchEventType::kAdded, PodObject("b", "", 3));
+  EXPECT_EQ(wakes, 0);
+  // A bound one wakes it once; the dispatch delivers all three in order.
+  src->sink->OnEvent(WatchEventType::kModified, PodObject("a", "n1", 4));
+  src->sink->OnEvent(WatchEventType::kModified, PodObject("b", "n1", 5));
+  EXPECT_EQ(wakes, 1);
+  inf.DispatchPending();
+  EXPECT_EQ(rec.log,
+            (std::vector<std::string>{"add a", "add b", "update a 2->4", "update b 3->5"}));
+
+  // Alone, a change that needs no prompt dispatch is flushed after lazy_delay.
+  rec.log.clear();
+  src->sink->OnEvent(WatchEventType::kAdded, PodObject("c", "", 6));
+  clock.Advance(std::chrono::milliseconds(99));
+  EXPECT_EQ(wakes, 1);
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(wakes, 2);
+  inf.DispatchPending();
+  EXPECT_EQ(rec.log, (std::vector<std::string>{"add c"}));
+  clock.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(wakes, 2);  // nothing waited: no further wake-up
+
+  // Or once kLazyLimit of them wait.
+  for (size_t i = 0; i < Informer::kLazyLimit; ++i) {
+    EXPECT_EQ(wakes, 2) << i;
+    std::string name = "p";
+    name.append(std::to_string(i));
+    src->sink->OnEvent(WatchEventType::kAdded, PodObject(name, "", 7 + static_cast<int64_t>(i)));
+  }
+  EXPECT_EQ(wakes, 3);
+  EXPECT_EQ(inf.DispatchPending(), Informer::kLazyLimit);
+  EXPECT_EQ(inf.size(), 3 + Informer::kLazyLimit);
+}
+
+// With a dispatch thread of its own, the informer likewise waits for a change that needs it, or
+// for lazy_delay.
+TEST(InformerTest, AThreadedInformerDispatchesLazyChangesAfterTheDelay) {
+  auto source = std::make_unique<FakeSource>();
+  FakeSource* src = source.get();
+  src->revision = 1;
+  auto clock = NewRealClock();
+  Informer::Options options = Informer::Options::Threaded(clock.get(), "pods");
+  options.wake_for = [](WatchEventType, const StoredObject&) { return false; };
+  options.lazy_delay = std::chrono::milliseconds(20);
+  Informer inf(std::move(source), options);
+  inf.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  ASSERT_TRUE(WaitForCacheSync({&inf}, deadline));
+  src->sink->OnEvent(WatchEventType::kAdded, PodObject("a", "", 2));
+  while (inf.size() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(inf.size(), 1u);
+  inf.Stop();
 }
 
 // The informer over a real watch cache: a write through the registry reaches the handlers with

@@ -230,7 +230,17 @@ Controller::Controller(Options options)
   };
   daemonsets_ = std::make_unique<client::Informer>(std::move(options_.daemonsets),
                                                    informer_options("daemonsets"));
-  pods_ = std::make_unique<client::Informer>(std::move(options_.pods), informer_options("pods"));
+  client::Informer::Options pod_options = informer_options("pods");
+  // The pod handlers act on pods a DaemonSet controls, and on orphans some DaemonSet may
+  // adopt: other pods (another controller's) wait for the next wake-up.
+  pod_options.wake_for = [this](server::WatchEventType, const server::StoredObject& object) {
+    const api::Pod* pod = object.As<api::Pod>();
+    if (pod == nullptr) return true;
+    const api::OwnerReference* ref = ControllerOf(pod->meta);
+    if (ref != nullptr) return ref->kind == "DaemonSet";
+    return daemonsets_->size() > 0;
+  };
+  pods_ = std::make_unique<client::Informer>(std::move(options_.pods), std::move(pod_options));
   nodes_ = std::make_unique<client::Informer>(std::move(options_.nodes), informer_options("nodes"));
   pods_->AddIndexer(std::string(kNodeNameIndex), [](const server::StoredObject& o) {
     const api::Pod* p = o.As<api::Pod>();

@@ -72,8 +72,18 @@ Controller::Controller(Options options)
     o.on_pending = wake;
     return std::make_unique<client::Informer>(std::move(source), o);
   };
-  pods_ = make(std::move(options_.pods), "gc-pods");
-  leases_ = make(std::move(options_.leases), "gc-leases");
+  // The dependents' handlers act only on objects with owner references (OnDependent,
+  // EnqueueOwnersOf): the others need not wake the loop.
+  auto dependent = [&](std::unique_ptr<client::ListerWatcher> source, const char* name) {
+    client::Informer::Options o = client::Informer::Options::Manual(clock_, name);
+    o.on_pending = wake;
+    o.wake_for = [](server::WatchEventType, const server::StoredObject& object) {
+      return !object.meta().owner_references.empty();
+    };
+    return std::make_unique<client::Informer>(std::move(source), o);
+  };
+  pods_ = dependent(std::move(options_.pods), "gc-pods");
+  leases_ = dependent(std::move(options_.leases), "gc-leases");
   nodes_ = make(std::move(options_.nodes), "gc-nodes");
   daemonsets_ = make(std::move(options_.daemonsets), "gc-daemonsets");
   // Dependents by the UIDs of their owners.

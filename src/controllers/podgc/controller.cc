@@ -44,6 +44,9 @@ Controller::Controller(Options options)
   auto wake = [loop = loop_.get()] { loop->Wake(); };
   client::Informer::Options po = client::Informer::Options::Manual(clock_, "podgc-pods");
   po.on_pending = wake;
+  // Pods are collected by the periodic pass alone, which dispatches what waits first: no pod
+  // change needs the loop woken for it.
+  po.wake_for = [](server::WatchEventType, const server::StoredObject&) { return false; };
   pods_ = std::make_unique<client::Informer>(std::move(options_.pods), po);
   client::Informer::Options no = client::Informer::Options::Manual(clock_, "podgc-nodes");
   no.on_pending = wake;

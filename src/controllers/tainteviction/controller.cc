@@ -100,8 +100,14 @@ Controller::Controller(Options options)
     recorder_ =
         client::NewCoreV1Recorder(client_, clock_, std::string(kControllerName), options_.host);
   }
-  pods_ = std::make_unique<client::Informer>(std::move(options_.pods),
-                                             client::Informer::Options::Manual(clock_, "pods"));
+  client::Informer::Options pod_options = client::Informer::Options::Manual(clock_, "pods");
+  // A pod bound to no node has nothing to do with taints: its changes wait for the next
+  // wake-up (OnPodChange still sees them, in order, then).
+  pod_options.wake_for = [](server::WatchEventType, const server::StoredObject& object) {
+    const api::Pod* pod = object.As<api::Pod>();
+    return pod == nullptr || !pod->spec.node_name.empty();
+  };
+  pods_ = std::make_unique<client::Informer>(std::move(options_.pods), std::move(pod_options));
   nodes_ = std::make_unique<client::Informer>(std::move(options_.nodes),
                                               client::Informer::Options::Manual(clock_, "nodes"));
   pods_->AddIndexer(std::string(kNodeNameIndex), [](const server::StoredObject& o) {

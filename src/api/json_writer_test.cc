@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <string>
 #include <string_view>
 
@@ -79,6 +82,37 @@ TEST(JsonWriterTest, ControlCharactersInLongStringsAreEscaped) {
     EXPECT_EQ(json, Reference(v)) << "byte " << c;
     EXPECT_EQ(json.find(static_cast<char>(c)), std::string::npos) << "byte " << c;
   }
+}
+
+// Short strings and the tails of long ones are scanned 16 bytes at a time when those bytes lie
+// on one page: strings that end right before an unreadable page, of every length up to 40 with
+// a byte to escape at every position (or none), must be written as RapidJSON writes them, and
+// nothing past their end read (it would fault).
+TEST(JsonWriterTest, StringsEndingAtAnUnreadablePageAreWrittenWithoutReadingPastThem) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  char* base = static_cast<char*>(mem);
+  ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
+  char* const end = base + page;
+  for (size_t len = 0; len <= 40; ++len) {
+    for (size_t at = 0; at <= len; ++at) {  // at == len: nothing to escape
+      for (const char special : {'"', '\\', '\n', '\x1f'}) {
+        char* s = end - len;
+        for (size_t k = 0; k < len; ++k) s[k] = static_cast<char>('a' + k % 26);
+        if (at < len) s[at] = special;
+        rapidjson::Value v(rapidjson::StringRef(s, static_cast<rapidjson::SizeType>(len)));
+        EXPECT_EQ(Fast(v), Reference(v)) << "length " << len << ", escape at " << at;
+      }
+    }
+  }
+  // And starting right at a page's start (a whole 16-byte load lies on the page).
+  for (size_t len = 0; len <= 20; ++len) {
+    for (size_t k = 0; k < len; ++k) base[k] = k == len / 2 ? '"' : 'x';
+    rapidjson::Value v(rapidjson::StringRef(base, static_cast<rapidjson::SizeType>(len)));
+    EXPECT_EQ(Fast(v), Reference(v)) << "length " << len;
+  }
+  munmap(mem, 2 * page);
 }
 
 TEST(JsonWriterTest, AppendsToWhatTheStringHeldAndTrimsAtFinish) {

@@ -129,7 +129,7 @@ Listers OneNamespace() {
     return std::nullopt;
   };
   l.priority_classes.get = [](std::string_view) { return std::optional<api::PriorityClass>(); };
-  l.priority_classes.list = [] { return std::vector<api::PriorityClass>(); };
+  l.priority_classes.for_each = [](const auto&) {};
   return l;
 }
 

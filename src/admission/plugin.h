@@ -111,7 +111,8 @@ struct Namespaces {
 // The PriorityClasses that exist, as plugins read them.
 struct PriorityClasses {
   std::function<std::optional<api::PriorityClass>(std::string_view name)> get;
-  std::function<std::vector<api::PriorityClass>()> list;
+  // Calls `fn` with every class, in no particular order, copying none.
+  std::function<void(const std::function<void(const api::PriorityClass&)>& fn)> for_each;
 };
 
 // What plugins read of the cluster (upstream: the informers plugins are initialized with). The

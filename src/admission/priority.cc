@@ -12,11 +12,12 @@ Status Forbidden(std::string m) { return Status(StatusCode::kForbidden, std::mov
 
 // The globalDefault class with the lowest value, if any.
 std::optional<api::PriorityClass> DefaultClass(const PriorityClasses& classes) {
-  std::optional<api::PriorityClass> best;
-  for (api::PriorityClass& pc : classes.list()) {
-    if (pc.global_default && (!best || pc.value < best->value)) best = std::move(pc);
-  }
-  return best;
+  const api::PriorityClass* best = nullptr;
+  classes.for_each([&](const api::PriorityClass& pc) {
+    if (pc.global_default && (best == nullptr || pc.value < best->value)) best = &pc;
+  });
+  if (best == nullptr) return std::nullopt;
+  return *best;
 }
 
 Value& Spec(rapidjson::Document& pod) {

@@ -29,7 +29,9 @@ Listers Classes(std::vector<api::PriorityClass> more) {
   std::span<const api::PriorityClass> system = api::SystemPriorityClasses();
   more.insert(more.end(), system.begin(), system.end());
   Listers l;
-  l.priority_classes.list = [more] { return more; };
+  l.priority_classes.for_each = [more](const auto& fn) {
+    for (const api::PriorityClass& pc : more) fn(pc);
+  };
   l.priority_classes.get = [more](std::string_view name) -> std::optional<api::PriorityClass> {
     for (const api::PriorityClass& pc : more) {
       if (pc.meta.name == name) return pc;

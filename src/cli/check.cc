@@ -250,7 +250,9 @@ Status PreparePod(Document& doc, const std::vector<api::PriorityClass>& classes,
         }
         return std::nullopt;
       },
-      [&classes] { return classes; }};
+      [&classes](const auto& fn) {
+        for (const auto& pc : classes) fn(pc);
+      }};
   if (Status s = admission::AdmitPodPriorityOnCreate(doc, lister); !s.ok()) {
     return s.WithPrefix(where);
   }

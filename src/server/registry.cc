@@ -372,12 +372,11 @@ admission::Listers Registry::MakeListers() {
     if (pc == nullptr) return std::nullopt;
     return *pc;
   };
-  l.priority_classes.list = [classes] {
-    std::vector<api::PriorityClass> out;
+  l.priority_classes.for_each = [classes](const auto& fn) {
+    // The listed objects stay alive (and their typed views with them) while fn reads them.
     for (const ObjectPtr& o : classes->List(ObjectFilter()).items) {
-      if (const api::PriorityClass* pc = o->As<api::PriorityClass>()) out.push_back(*pc);
+      if (const api::PriorityClass* pc = o->As<api::PriorityClass>()) fn(*pc);
     }
-    return out;
   };
   return l;
 }

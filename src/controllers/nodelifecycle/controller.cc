@@ -102,8 +102,15 @@ Controller::Controller(Options options)
   taint_writer_ = std::make_unique<TaintWriter>(std::move(wo));
   nodes_ = std::make_unique<client::Informer>(std::move(options_.nodes),
                                               client::Informer::Options::Manual(clock_, "nodes"));
-  pods_ = std::make_unique<client::Informer>(std::move(options_.pods),
-                                             client::Informer::Options::Manual(clock_, "pods"));
+  client::Informer::Options pod_options = client::Informer::Options::Manual(clock_, "pods");
+  // OnPodChange acts only on pods bound to a node, and nothing on a deletion: other changes
+  // wait for the next wake-up (every Round dispatches what waits before it reads the pods).
+  pod_options.wake_for = [](server::WatchEventType type, const server::StoredObject& object) {
+    if (type == server::WatchEventType::kDeleted) return false;
+    const api::Pod* pod = object.As<api::Pod>();
+    return pod == nullptr || !pod->spec.node_name.empty();
+  };
+  pods_ = std::make_unique<client::Informer>(std::move(options_.pods), std::move(pod_options));
   leases_ = std::make_unique<client::Informer>(std::move(options_.leases),
                                                client::Informer::Options::Manual(clock_, "leases"));
   pods_->AddIndexer(std::string(kNodeNameIndex), [](const server::StoredObject& o) {

@@ -114,7 +114,6 @@ void Informer::Push(Change change) {
   const bool urgent = change.kind != Change::Kind::kEvent || !options_.wake_for ||
                       change.object == nullptr || options_.wake_for(change.type, *change.object);
   bool wake = false;
-  bool arm = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_.push_back(std::move(change));
@@ -123,11 +122,10 @@ void Informer::Push(Change change) {
       if (urgent || pending_.size() >= kLazyLimit) {
         woken_ = wake = true;
       } else {
-        arm = lazy_timer_ == 0;
+        ArmLazyFlushLocked();
       }
     }
   }
-  if (arm) ArmLazyFlush();
   if (wake) Notify();
 }
 
@@ -139,8 +137,7 @@ void Informer::Notify() {
   }
 }
 
-void Informer::ArmLazyFlush() {
-  std::lock_guard<std::mutex> lock(mu_);
+void Informer::ArmLazyFlushLocked() {
   if (stopping_ || lazy_timer_ != 0) return;
   lazy_timer_ = clock_->AfterFunc(options_.lazy_delay, [lifeline = lifeline_] {
     std::lock_guard<std::mutex> line(lifeline->mu);

@@ -191,7 +191,8 @@ class Informer {
   void Push(Change change);
   // Wakes the dispatcher (on_pending, or the dispatch thread).
   void Notify();
-  void ArmLazyFlush();
+  // A timer that wakes the dispatcher for changes queued without a wake-up, unless one is set.
+  void ArmLazyFlushLocked();
 
   std::unique_ptr<ListerWatcher> source_;
   Options options_;

@@ -46,26 +46,22 @@ bool SpinUntil(Done done, std::chrono::microseconds budget = DefaultSpin()) {
   }
 }
 
-}  // namespace kt::core
-
-namespace kt::core {
-
 // Lock acquisition for critical sections of a microsecond or two (the store index's writes and
 // its watch thread's reads): try `tries` times, pausing between, before blocking. Unlike a
 // hand-off, the holder of such a lock is almost always running, on another core, and about to
-// let go, so a short spin saves the futex sleep and wake-up even on 2 cores. `lock_once` tries
-// once (try_lock or try_lock_shared), `block` acquires for good.
+// let go, so a short spin saves the futex sleep and wake-up even on 2 cores. `lock` is a
+// deferred std::unique_lock or std::shared_lock.
 inline constexpr int kLockSpinTries = 64;
 
-template <class TryOnce, class Block>
-void AcquireSpinning(TryOnce lock_once, Block block, int tries = kLockSpinTries) {
+template <class Lock>
+void LockSpinning(Lock& lock, int tries = kLockSpinTries) {
   for (int i = 0; i < tries; ++i) {
-    if (lock_once()) return;
+    if (lock.try_lock()) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
   }
-  block();
+  lock.lock();
 }
 
 }  // namespace kt::core

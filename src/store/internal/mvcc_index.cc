@@ -325,7 +325,7 @@ void MvccIndex::Apply(WriteBatch batch) {
   if (batch.events_.empty()) return;
   {
     std::unique_lock lock(mu_, std::defer_lock);
-    core::AcquireSpinning([&] { return lock.try_lock(); }, [&] { lock.lock(); });
+    core::LockSpinning(lock);
     ApplyLocked(batch);
   }
   NotifyWatchThread();
@@ -335,7 +335,7 @@ Result<WriteResult> MvccIndex::CheckAndApply(const WriteOp& op) {
   Result<WriteResult> result;
   {
     std::unique_lock lock(mu_, std::defer_lock);
-    core::AcquireSpinning([&] { return lock.try_lock(); }, [&] { lock.lock(); });
+    core::LockSpinning(lock);
     WriteBatch batch;
     batch.next_revision_ = current_ + 1;
     batch.erase_epoch_ = erase_epoch_;
@@ -609,7 +609,7 @@ bool MvccIndex::DispatchRound(std::unique_lock<std::mutex>& lock) {
   std::vector<std::uint8_t> send(active.size(), 0);
   {
     std::shared_lock index_lock(mu_, std::defer_lock);
-    core::AcquireSpinning([&] { return index_lock.try_lock(); }, [&] { index_lock.lock(); });
+    core::LockSpinning(index_lock);
     for (std::size_t i = 0; i < active.size(); ++i) {
       bool more = false;
       send[i] = CollectEventsLocked(*active[i], responses[i], more) ? 1 : 0;

@@ -1576,6 +1576,17 @@ Result<Pod> DecodePod(const Value& object) {
   });
 }
 
+Result<Pod> DecodePodStatusOnto(const Pod& base, const Value& object) {
+  return DecodeRoot<Pod>(object, [&](const Value& v, const Path& p, Pod* pod) {
+    *pod = base;
+    pod->status = PodStatus();
+    return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
+      if (k == "status") return DecodePodStatus(val, p.Child(k), &pod->status);
+      return Status();
+    });
+  });
+}
+
 Result<Namespace> DecodeNamespace(const Value& object) {
   return DecodeRoot<Namespace>(object, [](const Value& v, const Path& p, Namespace* ns) {
     return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {

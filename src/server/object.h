@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -54,6 +55,22 @@ class TypedObject {
   // Sets metadata.resourceVersion of a view that nothing else shares yet (a write's view before
   // it is published); false, and nothing changed, if the view is empty or shared.
   bool SetResourceVersion(store::Revision revision);
+  // A copy of the view with `change(api::ObjectMeta&)` applied to its metadata (this view, which
+  // others may share, stays as it is); empty if this is.
+  template <class F>
+  TypedObject WithMeta(F&& change) const {
+    return std::visit(
+        [&](const auto& v) -> TypedObject {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+            return TypedObject();
+          } else {
+            auto copy = *v;
+            change(copy.meta);
+            return TypedObject(std::move(copy));
+          }
+        },
+        view_);
+  }
 
  private:
   template <class... T>

@@ -225,10 +225,12 @@ void CanonicalizeQuantities(Value* list, Alloc& alloc) {
 }
 
 // What kube-apiserver's decode and re-encode would make of an object: quantities canonical,
-// condition times present.
-void NormalizeForStorage(Resource resource, Document& doc) {
+// condition times present. `quantities`: false when they are the stored object's own.
+void NormalizeForStorage(Resource resource, Document& doc, bool quantities = true) {
   Alloc& alloc = doc.GetAllocator();
-  if (resource == Resource::kPods) {
+  if (!quantities) {
+    // Already canonical.
+  } else if (resource == Resource::kPods) {
     if (Value* spec = MemberOrNull(doc, "spec")) {
       for (const char* list : {"containers", "initContainers"}) {
         Value* containers = MemberOrNull(*spec, list);
@@ -666,10 +668,10 @@ bool HasManagedFields(const Value& meta) {
 }  // namespace
 
 void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next, TypedObject typed,
-                     WriteOptions options, WriteCallback done) {
+                     WriteOptions options, WriteCallback done, Quantities quantities) {
   const std::string name(StringMember(next["metadata"], "name"));
   const std::string namespace_(StringMember(next["metadata"], "namespace"));
-  NormalizeForStorage(info.resource, next);
+  NormalizeForStorage(info.resource, next, quantities == Quantities::kMayChange);
   std::string stored = EncodeForStorage(next);
   if (options.dry_run) {
     if (!current) {
@@ -757,7 +759,7 @@ bool SpecChanged(const Value& next, const Value& old) {
 
 void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Document& old,
                           Subresource sub, Document body, WriteOptions options, WriteCallback done,
-                          ManagedFieldsFrom managed_fields) {
+                          ManagedFieldsFrom managed_fields, Body body_kind) {
   const std::string name = current->meta().name;
   // A uid in the body is a precondition (upstream: the update's UID precondition).
   if (auto bm = body.FindMember("metadata"); bm != body.MemberEnd() && bm->value.IsObject()) {
@@ -770,8 +772,16 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
     }
   }
   Document next;
-  if (sub == Subresource::kStatus) {
-    // The status subresource changes status only.
+  // The status subresource changes status only. A status patch's body has every other member
+  // as the current object has it, but metadata, which is taken back; anything else is a copy of
+  // the current object with the body's status.
+  const bool patched_status = sub == Subresource::kStatus &&
+                              body_kind == Body::kPatchedMetadataAndStatus && body.IsObject() &&
+                              body.HasMember("metadata") && old.HasMember("metadata");
+  if (patched_status) {
+    next.Swap(body);
+    CopyMember(old, next, "metadata", next.GetAllocator());
+  } else if (sub == Subresource::kStatus) {
     next.CopyFrom(old, next.GetAllocator());
     CopyMember(body, next, "status", next.GetAllocator());
   } else {
@@ -823,8 +833,21 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
                                    .old_object = &old};
   if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
   const bool delete_instead = ShouldDeleteDuringUpdate(info.resource, next, old);
-  // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates).
-  if (next == old && !delete_instead) return done(current->json);
+  // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates). A patched
+  // status can differ from the current object only in metadata and status (no mutating admission
+  // plugin changes a subresource's write).
+  auto unchanged = [&] {
+    if (!patched_status) return next == old;
+    if (next.MemberCount() != old.MemberCount()) return false;
+    for (const char* member : {"metadata", "status"}) {
+      auto a = next.FindMember(member);
+      auto b = old.FindMember(member);
+      if ((a == next.MemberEnd()) != (b == old.MemberEnd())) return false;
+      if (a != next.MemberEnd() && a->value != b->value) return false;
+    }
+    return true;
+  };
+  if (!delete_instead && unchanged()) return done(current->json);
   // The generation counts changes of anything but metadata and status (which is all the status
   // subresource changes: the rest is the old object's).
   if (sub != Subresource::kStatus && SpecChanged(next, old)) {
@@ -832,7 +855,15 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
     int64_t gen = g != old_meta.MemberEnd() && g->value.IsInt64() ? g->value.GetInt64() : 0;
     SetMember(meta, "generation", Value(gen + 1), nalloc);
   }
-  Result<TypedObject> typed = DecodeTyped(info.resource, next);
+  // A pod's status update: metadata and spec are the current pod's, so only the status is
+  // decoded onto its typed view.
+  const api::Pod* current_pod = current->As<api::Pod>();
+  Result<TypedObject> typed =
+      sub == Subresource::kStatus && current_pod != nullptr
+          ? api::DecodePodStatusOnto(*current_pod, next).transform([](api::Pod pod) {
+              return TypedObject(std::move(pod));
+            })
+          : DecodeTyped(info.resource, next);
   if (!typed) {
     return done(ApiErr(BadRequestError(std::string(info.kind) + " in version \"" +
                                        std::string(info.version) + "\" cannot be handled as a " +
@@ -856,7 +887,12 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
                                  done(updated);
                                });
   }
-  Write(info, std::move(current), std::move(next), std::move(*typed), options, std::move(done));
+  // A pod's status update keeps the stored spec, and so its quantities.
+  const Quantities quantities = sub == Subresource::kStatus && info.resource == Resource::kPods
+                                    ? Quantities::kAsStored
+                                    : Quantities::kMayChange;
+  Write(info, std::move(current), std::move(next), std::move(*typed), options, std::move(done),
+        quantities);
 }
 
 void Registry::Patch(const ResourceInfo& info, std::string namespace_, std::string name,
@@ -964,6 +1000,21 @@ ApiResult<void> CheckPatched(const ResourceInfo& info, const std::string& namesp
   return CheckNamespaceOfBody(info, patched, namespace_);
 }
 
+// Whether a merge or strategic merge patch names no top-level member but metadata and status
+// (no directive either), so that the patched object's other members are the original's.
+bool PatchNamesOnlyMetadataAndStatus(api::PatchType type, const std::string& patch) {
+  if (type != api::PatchType::kMergePatch && type != api::PatchType::kStrategicMergePatch) {
+    return false;
+  }
+  Result<Document> doc = api::ParseJson(patch);
+  if (!doc || !doc->IsObject()) return false;
+  for (const auto& m : doc->GetObject()) {
+    const std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    if (key != "metadata" && key != "status") return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, std::string name,
@@ -1035,7 +1086,12 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
     if (auto r = CheckPatched(info, ns, name, current->revision, *patched); !r) {
       return done(ApiErr(r.error()));
     }
-    UpdateFrom(info, std::move(current), *doc, sub, std::move(*patched), options, std::move(retry));
+    const Body body_kind =
+        sub == Subresource::kStatus && PatchNamesOnlyMetadataAndStatus(type, *patch)
+            ? Body::kPatchedMetadataAndStatus
+            : Body::kWhole;
+    UpdateFrom(info, std::move(current), *doc, sub, std::move(*patched), options, std::move(retry),
+               ManagedFieldsFrom::kWriter, body_kind);
   });
 }
 
@@ -1289,33 +1345,51 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
     }
   }
   // kAsIs: only the finalizers change, the deletion in progress stays as it is.
+  std::string stamp;
+  bool next_generation = false;
   if (plan.kind != DeletePlan::kAsIs) {
     const bool first = !current->meta().deletion_timestamp;
     if (!plan.keep_stamp) {
-      SetString(meta, "deletionTimestamp", FormatRfc3339(plan.deletion), alloc);
+      stamp = FormatRfc3339(plan.deletion);
+      SetString(meta, "deletionTimestamp", stamp, alloc);
     }
     SetMember(meta, "deletionGracePeriodSeconds", Value(plan.grace), alloc);
     if (auto g = meta.FindMember("generation");
         first && g != meta.MemberEnd() && g->value.IsInt64() && g->value.GetInt64() > 0) {
       g->value.SetInt64(g->value.GetInt64() + 1);
+      next_generation = true;
     }
   }
   RemoveMember(meta, "resourceVersion");
-  Result<TypedObject> typed = DecodeTyped(info.resource, *doc);
+  // Only metadata changed: the typed view follows from the current one by the same changes
+  // (finalizers, rarely changed here, by decoding).
+  Result<TypedObject> typed = TypedObject();
+  if (!finalizers_changed) {
+    typed = current->typed.WithMeta([&](api::ObjectMeta& m) {
+      m.resource_version.clear();
+      if (plan.kind == DeletePlan::kAsIs) return;
+      if (!stamp.empty()) m.deletion_timestamp = stamp;
+      m.deletion_grace_period_seconds = plan.grace;
+      if (next_generation) ++m.generation;
+    });
+  }
+  if (!typed || typed->empty()) typed = DecodeTyped(info.resource, *doc);
   if (!typed) return done(ApiErr(NewInternalError(typed.error().message())));
   WriteOptions write;
   write.dry_run = options.dry_run;
   const store::Revision read = current->revision;
   const std::string ns = current->meta().namespace_;
   const std::string name = current->meta().name;
-  Write(info, std::move(current), std::move(*doc), std::move(*typed), write,
-        [this, &info, ns, name, options, attempt, read,
-         done = std::move(done)](ApiResult<store::Bytes> r) mutable {
-          if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
-            return DeleteAttempt(info, ns, name, options, attempt + 1, read, std::move(done));
-          }
-          done(std::move(r));
-        });
+  Write(
+      info, std::move(current), std::move(*doc), std::move(*typed), write,
+      [this, &info, ns, name, options, attempt, read,
+       done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+        if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
+          return DeleteAttempt(info, ns, name, options, attempt + 1, read, std::move(done));
+        }
+        done(std::move(r));
+      },
+      Quantities::kAsStored);
 }
 
 void Registry::DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,
@@ -1593,14 +1667,16 @@ void Registry::BindAttempt(std::string namespace_, std::string name,
   } else if (Result<TypedObject> decoded = DecodeTyped(info.resource, *doc)) {
     typed = std::move(*decoded);
   }
-  Write(info, current, std::move(*doc), std::move(typed), options,
-        [this, ns = namespace_, name, shared, options, synced,
-         done = std::move(done)](ApiResult<store::Bytes> r) mutable {
-          if (r) return done({});
-          // Lost to a newer version than the cache showed: read again once it has it.
-          if (synced || r.error().reason != "Conflict") return done(ApiErr(r.error()));
-          BindOnceSynced(std::move(ns), std::move(name), shared, options, std::move(done));
-        });
+  Write(
+      info, current, std::move(*doc), std::move(typed), options,
+      [this, ns = namespace_, name, shared, options, synced,
+       done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+        if (r) return done({});
+        // Lost to a newer version than the cache showed: read again once it has it.
+        if (synced || r.error().reason != "Conflict") return done(ApiErr(r.error()));
+        BindOnceSynced(std::move(ns), std::move(name), shared, options, std::move(done));
+      },
+      Quantities::kAsStored);
 }
 
 void Registry::BindOnceSynced(std::string namespace_, std::string name,

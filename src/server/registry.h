@@ -171,8 +171,13 @@ class Registry {
   void BindOnceSynced(std::string namespace_, std::string name,
                       std::shared_ptr<const rapidjson::Document> binding, WriteOptions options,
                       std::function<void(ApiResult<void>)> done);
+  // Whether a write's quantities (a pod's spec resources, a node's capacity and allocatable)
+  // may differ from the stored object's, or are its own, already canonical, and need no second
+  // look (a status update of a pod, a binding, a deletion mark).
+  enum class Quantities : unsigned char { kMayChange, kAsStored };
   void Write(const ResourceInfo& info, ObjectPtr current, rapidjson::Document next,
-             TypedObject typed, WriteOptions options, WriteCallback done);
+             TypedObject typed, WriteOptions options, WriteCallback done,
+             Quantities quantities = Quantities::kMayChange);
   // `old` is `current` parsed.
   // Where a write's metadata.managedFields come from: the writer (its Update entry when
   // options.field_manager is set, else the stored object's carried over), or a server-side
@@ -181,10 +186,13 @@ class Registry {
   void CreateSynced(const ResourceInfo& info, const std::string& namespace_,
                     rapidjson::Document& doc, const WriteOptions& options,
                     ManagedFieldsFrom managed_fields, WriteCallback done);
+  // What an update's body is: the writer's whole object, or the current object under a patch
+  // that named no top-level member but metadata and status (all else is the current object's).
+  enum class Body : unsigned char { kWhole, kPatchedMetadataAndStatus };
   void UpdateFrom(const ResourceInfo& info, ObjectPtr current, const rapidjson::Document& old,
                   Subresource sub, rapidjson::Document body, WriteOptions options,
-                  WriteCallback done,
-                  ManagedFieldsFrom managed_fields = ManagedFieldsFrom::kWriter);
+                  WriteCallback done, ManagedFieldsFrom managed_fields = ManagedFieldsFrom::kWriter,
+                  Body body_kind = Body::kWhole);
   // PatchAttempt's server-side apply: merges the apply configuration into `live` (`current`
   // parsed; null: the object is created) and hands the result to UpdateFrom or CreateSynced,
   // whose outcome goes to `written` (which may start over on a conflict); the apply's own

@@ -7,6 +7,7 @@
 
 #include "server/registry.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -101,13 +102,18 @@ class RegistryTest : public ::testing::Test {
       registry_->Delete(Info(res), ns, name, options, std::move(done));
     });
   }
+  ApiResult<rapidjson::Document> Patch(Resource res, std::string ns, std::string name,
+                                       api::PatchType type, std::string patch,
+                                       Subresource sub = Subresource::kNone) {
+    return Wait([&](WriteCallback done) {
+      registry_->Patch(Info(res), ns, name, sub, type, patch, {}, std::move(done));
+    });
+  }
   ApiResult<rapidjson::Document> MergePatch(Resource res, std::string ns, std::string name,
                                             std::string patch,
                                             Subresource sub = Subresource::kNone) {
-    return Wait([&](WriteCallback done) {
-      registry_->Patch(Info(res), ns, name, sub, api::PatchType::kMergePatch, patch, {},
-                       std::move(done));
-    });
+    return Patch(res, std::move(ns), std::move(name), api::PatchType::kMergePatch, std::move(patch),
+                 sub);
   }
   // A merge patch of the DaemonSet `agent` in `default`.
   ApiResult<rapidjson::Document> DsPatch(std::string patch, Subresource sub = Subresource::kNone) {
@@ -195,6 +201,81 @@ TEST_F(RegistryTest, ABindingsTypedViewIsWhatItsBytesDecodeTo) {
   EXPECT_EQ(pod.status.conditions[1].status, "True");
   EXPECT_EQ(pod.status.conditions[1].reason, "");
   EXPECT_EQ(pod.status.conditions[1].observed_generation, 1);
+}
+
+// A pod's status patch decodes only the status onto the current typed view, and a deletion mark
+// changes only its metadata: each must be what decoding the stored bytes gives. A status patch
+// changes nothing but status, whatever else it names.
+TEST_F(RegistryTest, StatusPatchesAndDeletionMarksGiveTheTypedViewItsBytesDecodeTo) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("web")));
+  ASSERT_TRUE(Bind("default", "web"));
+  auto same_as_bytes = [&](std::string_view step) {
+    SCOPED_TRACE(step);
+    ObjectPtr pod = Get(Resource::kPods, "default", "web");
+    ASSERT_NE(pod, nullptr);
+    ASSERT_NE(pod->As<api::Pod>(), nullptr);
+    Result<api::Pod> decoded = api::DecodePod(Parse(std::string_view(*pod->json)));
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(api::EncodePod(*pod->As<api::Pod>()), api::EncodePod(*decoded));
+  };
+  const std::string uid = Get(Resource::kPods, "default", "web")->meta().uid;
+  // As the taint eviction controller patches: a uid precondition and a new condition.
+  ASSERT_TRUE(Patch(Resource::kPods, "default", "web", api::PatchType::kStrategicMergePatch,
+                    R"({"metadata":{"uid":")" + uid +
+                        R"("},"status":{"conditions":[{"type":"DisruptionTarget",)"
+                        R"("status":"True","reason":"DeletionByTaintManager"}]}})",
+                    Subresource::kStatus));
+  same_as_bytes("strategic merge patch of status");
+  ObjectPtr patched = Get(Resource::kPods, "default", "web");
+  const std::vector<api::Condition>& conditions = patched->As<api::Pod>()->status.conditions;
+  ASSERT_EQ(conditions.size(), 2u);
+  EXPECT_TRUE(std::any_of(conditions.begin(), conditions.end(), [](const api::Condition& c) {
+    return c.type == "DisruptionTarget" && c.reason == "DeletionByTaintManager";
+  }));
+
+  // Labels and spec named by a status patch are not the status subresource's to change.
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web",
+                         R"({"metadata":{"labels":{"tier":"x"}},"status":{"phase":"Running"}})",
+                         Subresource::kStatus));
+  same_as_bytes("merge patch naming labels");
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web",
+                         R"({"spec":{"hostname":"h"},"status":{"message":"m"}})",
+                         Subresource::kStatus));
+  same_as_bytes("merge patch naming spec");
+  ObjectPtr now = Get(Resource::kPods, "default", "web");
+  const api::Pod& pod = *now->As<api::Pod>();
+  EXPECT_EQ(pod.status.phase, "Running");
+  EXPECT_EQ(pod.meta.labels.size(), 0u);
+  const rapidjson::Document stored = Parse(std::string_view(*now->json));
+  EXPECT_EQ(Str(stored, "/status/message"), "m");
+  EXPECT_FALSE(stored["spec"].HasMember("hostname"));
+  EXPECT_FALSE(stored["metadata"].HasMember("labels"));
+
+  // A status patch that changes nothing writes nothing.
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web", R"({"status":{"phase":"Running"}})",
+                         Subresource::kStatus));
+  EXPECT_EQ(Get(Resource::kPods, "default", "web")->revision, now->revision);
+  // Nor does one whose metadata only restates the uid.
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web",
+                         R"({"metadata":{"uid":")" + uid + R"("},"status":{"message":"m"}})",
+                         Subresource::kStatus));
+  EXPECT_EQ(Get(Resource::kPods, "default", "web")->revision, now->revision);
+
+  // A bound pod is marked deleting with its grace period.
+  ASSERT_TRUE(Delete(Resource::kPods, "default", "web"));
+  same_as_bytes("deletion mark");
+  ObjectPtr marked = Get(Resource::kPods, "default", "web");
+  ASSERT_NE(marked, nullptr);
+  ASSERT_TRUE(marked->meta().deletion_timestamp.has_value());
+  EXPECT_EQ(marked->meta().deletion_grace_period_seconds, std::optional<int64_t>(30));
+  // A second delete with a shorter grace period shortens it.
+  DeleteOptions shorter;
+  shorter.grace_period_seconds = 5;
+  ASSERT_TRUE(Delete(Resource::kPods, "default", "web", shorter));
+  same_as_bytes("shorter grace period");
+  EXPECT_EQ(Get(Resource::kPods, "default", "web")->meta().deletion_grace_period_seconds,
+            std::optional<int64_t>(5));
 }
 
 TEST_F(RegistryTest, DeletingANamespaceMarksItTerminatingThenDeletesItsContentsAndIt) {

@@ -159,6 +159,54 @@ bool HasResourceVersion(std::string_view bytes, store::Revision revision) {
   return rest.starts_with(rv) && rest.substr(rv.size()).starts_with('"');
 }
 
+std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes) {
+  const size_t body = MetadataBody(bytes);
+  if (body == std::string_view::npos) return std::nullopt;
+  int depth = 1;
+  for (size_t i = body; i < bytes.size(); ++i) {
+    switch (bytes[i]) {
+      case '"':
+        // To the closing quote: past escaped characters, which may be quotes.
+        for (++i; i < bytes.size() && bytes[i] != '"'; ++i) {
+          if (bytes[i] == '\\') ++i;
+        }
+        if (i >= bytes.size()) return std::nullopt;
+        break;
+      case '{':
+      case '[':
+        ++depth;
+        break;
+      case '}':
+      case ']':
+        if (--depth == 0) return std::make_pair(body - 1, i + 1);
+        break;
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
+                         const rapidjson::Value& metadata) {
+  std::string out;
+  out.reserve(bytes.size() + 64);
+  out.append(bytes.substr(0, span.first));
+  {
+    api::JsonWriter w(&out);  // done with `out` once it goes
+    w.StartObject();
+    for (const auto& m : metadata.GetObject()) {
+      if (std::strcmp(m.name.GetString(), "resourceVersion") == 0) continue;
+      w.Key(m.name.GetString(), m.name.GetStringLength());
+      m.value.Accept(w);
+    }
+    w.EndObject();
+    w.Finish();
+  }
+  out.append(bytes.substr(span.second));
+  return out;
+}
+
 std::string WithResourceVersion(std::string_view stored, store::Revision revision) {
   const std::string rv = std::to_string(revision);
   const size_t body = MetadataBody(stored);

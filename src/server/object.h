@@ -17,6 +17,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -108,6 +109,13 @@ using ObjectPtr = std::shared_ptr<const StoredObject>;
 std::string WithResourceVersion(std::string_view stored, store::Revision revision);
 // Whether `bytes` already carry `revision` as their resourceVersion, in the storage format.
 bool HasResourceVersion(std::string_view bytes, store::Revision revision);
+// Where the metadata object of bytes in the storage format lies: the offset of its `{` and one
+// past its `}`; nullopt when the bytes are not in that format.
+std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes);
+// `bytes` in the storage format with `metadata` (an object) in place of the metadata object at
+// `span` (MetadataObject's), written as EncodeForStorage writes it: without resourceVersion.
+std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
+                         const rapidjson::Value& metadata);
 // The store::ValueStamp of the registry's writes: the WithResourceVersion form of `value`.
 store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value);
 

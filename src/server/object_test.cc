@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -74,6 +76,34 @@ TEST(ObjectTest, ValuesStoredBeforeTheStampGetTheRevisionSplicedIn) {
             R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"3"}})");
   EXPECT_EQ(WithResourceVersion(*(*obj)->json, 12),
             R"({"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"12","name":"n"}})");
+}
+
+// The metadata object is found by its braces, whatever its strings hold (braces, brackets,
+// escaped quotes and backslashes), and replaced in place without its resourceVersion.
+TEST(ObjectTest, MetadataIsFoundAndReplacedInPlace) {
+  const std::string bytes =
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","name":"p",)"
+      R"("annotations":{"a":"}{][\"\\","b":"x\\"},"finalizers":["f"]},)"
+      R"("spec":{"nodeName":"n"},"status":{}})";
+  const std::optional<std::pair<size_t, size_t>> span = MetadataObject(bytes);
+  ASSERT_TRUE(span.has_value());
+  const std::string_view meta =
+      std::string_view(bytes).substr(span->first, span->second - span->first);
+  EXPECT_EQ(meta, R"({"resourceVersion":"9","name":"p","annotations":{"a":"}{][\"\\","b":"x\\"},)"
+                  R"("finalizers":["f"]})");
+  Result<rapidjson::Document> doc = api::ParseJson(meta);
+  ASSERT_TRUE(doc) << doc.error().message();
+  doc->AddMember("deletionGracePeriodSeconds", 30, doc->GetAllocator());
+  EXPECT_EQ(WithMetadata(bytes, *span, *doc),
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p",)"
+            R"("annotations":{"a":"}{][\"\\","b":"x\\"},"finalizers":["f"],)"
+            R"("deletionGracePeriodSeconds":30},"spec":{"nodeName":"n"},"status":{}})");
+
+  EXPECT_EQ(MetadataObject(R"({"metadata":{}})"), std::make_pair(size_t{12}, size_t{14}));
+  // Not the storage format, or cut short: not found.
+  EXPECT_FALSE(MetadataObject(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p")"));
+  EXPECT_FALSE(MetadataObject(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p})"));
+  EXPECT_FALSE(MetadataObject(R"({"kind":"Pod","apiVersion":"v1"})"));
 }
 
 TEST(ObjectTest, TypedViewIsHeldByPointer) {

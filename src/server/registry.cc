@@ -672,7 +672,14 @@ void Registry::Write(const ResourceInfo& info, ObjectPtr current, Document next,
   const std::string name(StringMember(next["metadata"], "name"));
   const std::string namespace_(StringMember(next["metadata"], "namespace"));
   NormalizeForStorage(info.resource, next, quantities == Quantities::kMayChange);
-  std::string stored = EncodeForStorage(next);
+  WriteStored(info, std::move(current), namespace_, name, EncodeForStorage(next), std::move(typed),
+              options, std::move(done));
+}
+
+void Registry::WriteStored(const ResourceInfo& info, ObjectPtr current,
+                           const std::string& namespace_, const std::string& name,
+                           std::string stored, TypedObject typed, const WriteOptions& options,
+                           WriteCallback done) {
   if (options.dry_run) {
     if (!current) {
       // A dry run answers what the write would: AlreadyExists included.
@@ -1329,67 +1336,82 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
     return DeleteStored(info, std::move(current), std::move(options), attempt, std::move(done));
   }
   if (plan.kind == DeletePlan::kAsIs && !finalizers_changed) return done(current->json);
-  Result<Document> doc = ParseCurrent(*current);
-  if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
-  Alloc& alloc = doc->GetAllocator();
-  Value& meta = (*doc)["metadata"];
-  if (finalizers_changed) {
-    if (finalizers.empty()) {
-      RemoveMember(meta, "finalizers");
-    } else {
-      Value list(rapidjson::kArrayType);
-      for (const std::string& f : finalizers) {
-        list.PushBack(Value(f.data(), static_cast<rapidjson::SizeType>(f.size()), alloc), alloc);
-      }
-      SetMember(meta, "finalizers", std::move(list), alloc);
-    }
-  }
-  // kAsIs: only the finalizers change, the deletion in progress stays as it is.
+  // Only metadata changes.
   std::string stamp;
   bool next_generation = false;
-  if (plan.kind != DeletePlan::kAsIs) {
-    const bool first = !current->meta().deletion_timestamp;
-    if (!plan.keep_stamp) {
-      stamp = FormatRfc3339(plan.deletion);
-      SetString(meta, "deletionTimestamp", stamp, alloc);
+  auto mark = [&](Value& meta, Alloc& alloc) {
+    if (finalizers_changed) {
+      if (finalizers.empty()) {
+        RemoveMember(meta, "finalizers");
+      } else {
+        Value list(rapidjson::kArrayType);
+        for (const std::string& f : finalizers) {
+          list.PushBack(Value(f.data(), static_cast<rapidjson::SizeType>(f.size()), alloc), alloc);
+        }
+        SetMember(meta, "finalizers", std::move(list), alloc);
+      }
     }
-    SetMember(meta, "deletionGracePeriodSeconds", Value(plan.grace), alloc);
-    if (auto g = meta.FindMember("generation");
-        first && g != meta.MemberEnd() && g->value.IsInt64() && g->value.GetInt64() > 0) {
-      g->value.SetInt64(g->value.GetInt64() + 1);
-      next_generation = true;
+    // kAsIs: only the finalizers change, the deletion in progress stays as it is.
+    if (plan.kind != DeletePlan::kAsIs) {
+      const bool first = !current->meta().deletion_timestamp;
+      if (!plan.keep_stamp) {
+        stamp = FormatRfc3339(plan.deletion);
+        SetString(meta, "deletionTimestamp", stamp, alloc);
+      }
+      SetMember(meta, "deletionGracePeriodSeconds", Value(plan.grace), alloc);
+      if (auto g = meta.FindMember("generation");
+          first && g != meta.MemberEnd() && g->value.IsInt64() && g->value.GetInt64() > 0) {
+        g->value.SetInt64(g->value.GetInt64() + 1);
+        next_generation = true;
+      }
     }
-  }
-  RemoveMember(meta, "resourceVersion");
-  // Only metadata changed: the typed view follows from the current one by the same changes
-  // (finalizers, rarely changed here, by decoding).
-  Result<TypedObject> typed = TypedObject();
-  if (!finalizers_changed) {
-    typed = current->typed.WithMeta([&](api::ObjectMeta& m) {
-      m.resource_version.clear();
-      if (plan.kind == DeletePlan::kAsIs) return;
-      if (!stamp.empty()) m.deletion_timestamp = stamp;
-      m.deletion_grace_period_seconds = plan.grace;
-      if (next_generation) ++m.generation;
-    });
-  }
-  if (!typed || typed->empty()) typed = DecodeTyped(info.resource, *doc);
-  if (!typed) return done(ApiErr(NewInternalError(typed.error().message())));
+    RemoveMember(meta, "resourceVersion");
+  };
   WriteOptions write;
   write.dry_run = options.dry_run;
   const store::Revision read = current->revision;
   const std::string ns = current->meta().namespace_;
   const std::string name = current->meta().name;
-  Write(
-      info, std::move(current), std::move(*doc), std::move(*typed), write,
-      [this, &info, ns, name, options, attempt, read,
-       done = std::move(done)](ApiResult<store::Bytes> r) mutable {
-        if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
-          return DeleteAttempt(info, ns, name, options, attempt + 1, read, std::move(done));
-        }
-        done(std::move(r));
-      },
-      Quantities::kAsStored);
+  auto written = [this, &info, ns, name, options, attempt, read,
+                  done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+    if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
+      return DeleteAttempt(info, ns, name, options, attempt + 1, read, std::move(done));
+    }
+    done(std::move(r));
+  };
+  // The common case, no finalizer changed: the typed view follows from the current one by the
+  // same changes, and in bytes of the storage format (which EncodeForStorage of their parse
+  // gives back as they are) the metadata alone is parsed, changed and written back in place.
+  const std::string_view bytes = *current->json;
+  const std::optional<std::pair<size_t, size_t>> span =
+      finalizers_changed ? std::nullopt : MetadataObject(bytes);
+  if (span) {
+    Result<Document> meta = api::ParseJson(bytes.substr(span->first, span->second - span->first));
+    if (meta && meta->IsObject()) {
+      mark(*meta, meta->GetAllocator());
+      TypedObject typed = current->typed.WithMeta([&](api::ObjectMeta& m) {
+        m.resource_version.clear();
+        if (plan.kind == DeletePlan::kAsIs) return;
+        if (!stamp.empty()) m.deletion_timestamp = stamp;
+        m.deletion_grace_period_seconds = plan.grace;
+        if (next_generation) ++m.generation;
+      });
+      if (!typed.empty()) {
+        std::string stored = WithMetadata(bytes, *span, *meta);
+        return WriteStored(info, std::move(current), ns, name, std::move(stored), std::move(typed),
+                           write, std::move(written));
+      }
+    }
+    stamp.clear();
+    next_generation = false;
+  }
+  Result<Document> doc = ParseCurrent(*current);
+  if (!doc) return written(ApiErr(NewInternalError(doc.error().message())));
+  mark((*doc)["metadata"], doc->GetAllocator());
+  Result<TypedObject> typed = DecodeTyped(info.resource, *doc);
+  if (!typed) return written(ApiErr(NewInternalError(typed.error().message())));
+  Write(info, std::move(current), std::move(*doc), std::move(*typed), write, std::move(written),
+        Quantities::kAsStored);
 }
 
 void Registry::DeleteStored(const ResourceInfo& info, ObjectPtr current, DeleteOptions options,

@@ -178,6 +178,11 @@ class Registry {
   void Write(const ResourceInfo& info, ObjectPtr current, rapidjson::Document next,
              TypedObject typed, WriteOptions options, WriteCallback done,
              Quantities quantities = Quantities::kMayChange);
+  // Write's second half: stores `stored` (the storage format, EncodeForStorage's) as
+  // namespace_/name, with `typed` its view.
+  void WriteStored(const ResourceInfo& info, ObjectPtr current, const std::string& namespace_,
+                   const std::string& name, std::string stored, TypedObject typed,
+                   const WriteOptions& options, WriteCallback done);
   // `old` is `current` parsed.
   // Where a write's metadata.managedFields come from: the writer (its Update entry when
   // options.field_manager is set, else the stored object's carried over), or a server-side

@@ -262,9 +262,15 @@ TEST_F(RegistryTest, StatusPatchesAndDeletionMarksGiveTheTypedViewItsBytesDecode
                          Subresource::kStatus));
   EXPECT_EQ(Get(Resource::kPods, "default", "web")->revision, now->revision);
 
-  // A bound pod is marked deleting with its grace period.
+  // A bound pod is marked deleting with its grace period. Its metadata alone is rewritten in
+  // the stored bytes: they must be what encoding the whole object gives.
   ASSERT_TRUE(Delete(Resource::kPods, "default", "web"));
   same_as_bytes("deletion mark");
+  {
+    ObjectPtr o = Get(Resource::kPods, "default", "web");
+    EXPECT_EQ(WithResourceVersion(EncodeForStorage(Parse(std::string_view(*o->json))), o->revision),
+              *o->json);
+  }
   ObjectPtr marked = Get(Resource::kPods, "default", "web");
   ASSERT_NE(marked, nullptr);
   ASSERT_TRUE(marked->meta().deletion_timestamp.has_value());
@@ -274,6 +280,11 @@ TEST_F(RegistryTest, StatusPatchesAndDeletionMarksGiveTheTypedViewItsBytesDecode
   shorter.grace_period_seconds = 5;
   ASSERT_TRUE(Delete(Resource::kPods, "default", "web", shorter));
   same_as_bytes("shorter grace period");
+  {
+    ObjectPtr o = Get(Resource::kPods, "default", "web");
+    EXPECT_EQ(WithResourceVersion(EncodeForStorage(Parse(std::string_view(*o->json))), o->revision),
+              *o->json);
+  }
   EXPECT_EQ(Get(Resource::kPods, "default", "web")->meta().deletion_grace_period_seconds,
             std::optional<int64_t>(5));
 }

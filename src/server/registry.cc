@@ -1058,7 +1058,11 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
                              std::move(done));
               });
     }
-    Result<Document> doc = ParseCurrent(*current);
+    // Parsed in place, from a copy of the bytes that outlives it: its strings are not copied.
+    // Nothing holds it, or what was copied from it, beyond this call: the write encodes the
+    // patched object before it returns.
+    std::string buffer(*current->json);
+    Result<Document> doc = api::ParseTrustedJsonInPlace(buffer);
     if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
     auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
                   read = current->revision, done](ApiResult<store::Bytes> r) mutable {

@@ -1673,7 +1673,10 @@ void Registry::BindAttempt(std::string namespace_, std::string name,
         binding_info, name,
         "pod " + name + " is already assigned to node \"" + pod->spec.node_name + "\""));
   }
-  Result<Document> doc = ParseCurrent(*current);
+  // In place, from a copy of the bytes that outlives the document: the write encodes it before
+  // it returns.
+  std::string buffer(*current->json);
+  Result<Document> doc = api::ParseTrustedJsonInPlace(buffer);
   if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
   (void)api::SetNodeName(*doc, target);
   api::Condition scheduled;

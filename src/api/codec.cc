@@ -1576,11 +1576,11 @@ Result<Pod> DecodePod(const Value& object) {
   });
 }
 
-Result<Pod> DecodePodStatusOnto(const Pod& base, const Value& object) {
+Result<Pod> DecodePodKeepingSpec(const Pod& base, const Value& object) {
   return DecodeRoot<Pod>(object, [&](const Value& v, const Path& p, Pod* pod) {
-    *pod = base;
-    pod->status = PodStatus();
+    pod->spec = base.spec;
     return ForEachMember(v, p, [&](std::string_view k, const Value& val) -> Status {
+      if (k == "metadata") return DecodeMeta(val, p.Child(k), &pod->meta);
       if (k == "status") return DecodePodStatus(val, p.Child(k), &pod->status);
       return Status();
     });

@@ -77,9 +77,9 @@ Result<rapidjson::Document> ParseJsonPrefix(std::string_view bytes, size_t* cons
 Result<ObjectMeta> DecodeObjectMeta(const rapidjson::Value& object);
 Result<Node> DecodeNode(const rapidjson::Value& object);
 Result<Pod> DecodePod(const rapidjson::Value& object);
-// `base` with the status of `object` (a whole pod) decoded in place of its own: what DecodePod
-// gives for an object whose metadata and spec are those `base` was decoded from.
-Result<Pod> DecodePodStatusOnto(const Pod& base, const rapidjson::Value& object);
+// The metadata and status of `object` (a whole pod) decoded, with the spec of `base`: what
+// DecodePod gives for an object whose spec is the one `base` was decoded from.
+Result<Pod> DecodePodKeepingSpec(const Pod& base, const rapidjson::Value& object);
 Result<Namespace> DecodeNamespace(const rapidjson::Value& object);
 Result<Event> DecodeEvent(const rapidjson::Value& object);  // core/v1 Event
 Result<Lease> DecodeLease(const rapidjson::Value& object);

@@ -779,18 +779,14 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
     }
   }
   Document next;
-  // The status subresource changes status only. A status patch's body has every other member
-  // as the current object has it, but metadata, which is taken back; anything else is a copy of
-  // the current object with the body's status.
+  // The status subresource changes status and metadata, not the spec (upstream's status
+  // strategies; a pod keeps its owner references too, below). A status patch that named only
+  // metadata and status has the current spec already.
   const bool patched_status = sub == Subresource::kStatus &&
-                              body_kind == Body::kPatchedMetadataAndStatus && body.IsObject() &&
-                              body.HasMember("metadata") && old.HasMember("metadata");
-  if (patched_status) {
+                              body_kind == Body::kPatchedMetadataAndStatus && body.IsObject();
+  if (sub == Subresource::kStatus) {
     next.Swap(body);
-    CopyMember(old, next, "metadata", next.GetAllocator());
-  } else if (sub == Subresource::kStatus) {
-    next.CopyFrom(old, next.GetAllocator());
-    CopyMember(body, next, "status", next.GetAllocator());
+    if (!patched_status) CopyMember(old, next, "spec", next.GetAllocator());
   } else {
     next.Swap(body);
     if (info.has_status) CopyMember(old, next, "status", next.GetAllocator());
@@ -814,6 +810,17 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
     CopyMember(old_meta, meta, field, nalloc);
   }
   SetString(meta, "resourceVersion", std::to_string(current->revision), nalloc);
+  if (sub == Subresource::kStatus && info.resource == Resource::kPods) {
+    // Upstream podStatusStrategy: owner references are not the status writer's (old kubelets
+    // corrupted them), and a status without a QoS class keeps the one set at creation.
+    CopyMember(old_meta, meta, "ownerReferences", nalloc);
+    auto status = next.FindMember("status");
+    auto old_status = old.FindMember("status");
+    if (status != next.MemberEnd() && status->value.IsObject() && old_status != old.MemberEnd() &&
+        old_status->value.IsObject() && StringMember(status->value, "qosClass").empty()) {
+      CopyMember(old_status->value, status->value, "qosClass", nalloc);
+    }
+  }
   if (info.resource == Resource::kPriorityClasses) SetPriorityClassDefaults(next);
   const bool daemonset_spec = info.resource == Resource::kDaemonSets && sub != Subresource::kStatus;
   if (daemonset_spec) DefaultDaemonSet(next);
@@ -840,9 +847,9 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
                                    .old_object = &old};
   if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
   const bool delete_instead = ShouldDeleteDuringUpdate(info.resource, next, old);
-  // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates). A patched
-  // status can differ from the current object only in metadata and status (no mutating admission
-  // plugin changes a subresource's write).
+  // Nothing changed: no write, no new resourceVersion (upstream skips no-op updates). A status
+  // patch that named only metadata and status can differ from the current object only there (no
+  // mutating admission plugin changes a subresource's write).
   auto unchanged = [&] {
     if (!patched_status) return next == old;
     if (next.MemberCount() != old.MemberCount()) return false;
@@ -862,12 +869,12 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
     int64_t gen = g != old_meta.MemberEnd() && g->value.IsInt64() ? g->value.GetInt64() : 0;
     SetMember(meta, "generation", Value(gen + 1), nalloc);
   }
-  // A pod's status update: metadata and spec are the current pod's, so only the status is
-  // decoded onto its typed view.
+  // A pod's status update keeps the current spec: only metadata and status are decoded, onto
+  // the current typed view.
   const api::Pod* current_pod = current->As<api::Pod>();
   Result<TypedObject> typed =
       sub == Subresource::kStatus && current_pod != nullptr
-          ? api::DecodePodStatusOnto(*current_pod, next).transform([](api::Pod pod) {
+          ? api::DecodePodKeepingSpec(*current_pod, next).transform([](api::Pod pod) {
               return TypedObject(std::move(pod));
             })
           : DecodeTyped(info.resource, next);

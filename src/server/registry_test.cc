@@ -234,12 +234,13 @@ TEST_F(RegistryTest, StatusPatchesAndDeletionMarksGiveTheTypedViewItsBytesDecode
     return c.type == "DisruptionTarget" && c.reason == "DeletionByTaintManager";
   }));
 
-  // A status patch naming other metadata, and one naming spec, which is not the status
-  // subresource's to change.
-  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web",
-                         R"({"metadata":{"labels":{"tier":"x"}},"status":{"phase":"Running"}})",
-                         Subresource::kStatus));
-  same_as_bytes("merge patch naming labels");
+  // A status patch may change labels, as upstream's; not owner references, nor the spec.
+  ASSERT_TRUE(
+      MergePatch(Resource::kPods, "default", "web",
+                 R"({"metadata":{"labels":{"tier":"x"},"ownerReferences":[{"apiVersion":)"
+                 R"("v1","kind":"Node","name":"n","uid":"u"}]},"status":{"phase":"Running"}})",
+                 Subresource::kStatus));
+  same_as_bytes("merge patch naming labels and owner references");
   ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web",
                          R"({"spec":{"hostname":"h"},"status":{"message":"m"}})",
                          Subresource::kStatus));
@@ -247,9 +248,21 @@ TEST_F(RegistryTest, StatusPatchesAndDeletionMarksGiveTheTypedViewItsBytesDecode
   ObjectPtr now = Get(Resource::kPods, "default", "web");
   const api::Pod& pod = *now->As<api::Pod>();
   EXPECT_EQ(pod.status.phase, "Running");
+  EXPECT_EQ(pod.meta.labels.size(), 1u);
+  EXPECT_TRUE(pod.meta.owner_references.empty());
   const rapidjson::Document stored = Parse(std::string_view(*now->json));
+  EXPECT_EQ(Str(stored, "/metadata/labels/tier"), "x");
+  EXPECT_FALSE(stored["metadata"].HasMember("ownerReferences"));
   EXPECT_EQ(Str(stored, "/status/message"), "m");
+  EXPECT_EQ(Str(stored, "/status/qosClass"), "BestEffort");
   EXPECT_FALSE(stored["spec"].HasMember("hostname"));
+
+  // A status sent whole without its QoS class keeps the one set at creation.
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web", R"({"status":{"qosClass":null}})",
+                         Subresource::kStatus));
+  EXPECT_EQ(Str(Parse(std::string_view(*Get(Resource::kPods, "default", "web")->json)),
+                "/status/qosClass"),
+            "BestEffort");
 
   // A status patch that changes nothing writes nothing.
   ASSERT_TRUE(MergePatch(Resource::kPods, "default", "web", R"({"status":{"phase":"Running"}})",

@@ -228,9 +228,7 @@ void CanonicalizeQuantities(Value* list, Alloc& alloc) {
 // condition times present. `quantities`: false when they are the stored object's own.
 void NormalizeForStorage(Resource resource, Document& doc, bool quantities = true) {
   Alloc& alloc = doc.GetAllocator();
-  if (!quantities) {
-    // Already canonical.
-  } else if (resource == Resource::kPods) {
+  if (quantities && resource == Resource::kPods) {
     if (Value* spec = MemberOrNull(doc, "spec")) {
       for (const char* list : {"containers", "initContainers"}) {
         Value* containers = MemberOrNull(*spec, list);
@@ -248,7 +246,7 @@ void NormalizeForStorage(Resource resource, Document& doc, bool quantities = tru
         CanonicalizeQuantities(MemberOrNull(*resources, "limits"), alloc);
       }
     }
-  } else if (resource == Resource::kNodes) {
+  } else if (quantities && resource == Resource::kNodes) {
     if (Value* status = MemberOrNull(doc, "status")) {
       CanonicalizeQuantities(MemberOrNull(*status, "capacity"), alloc);
       CanonicalizeQuantities(MemberOrNull(*status, "allocatable"), alloc);
@@ -270,6 +268,13 @@ void SetPriorityClassDefaults(Document& doc) {
 
 Result<Document> ParseCurrent(const StoredObject& current) {
   return api::ParseTrustedJson(*current.json);
+}
+
+// `current` parsed in place in `buffer`, a copy of its bytes, so that its strings are not copied:
+// `buffer` must outlive the document and every value copied from it.
+Result<Document> ParseCurrentInPlace(const StoredObject& current, std::string& buffer) {
+  buffer = *current.json;
+  return api::ParseTrustedJsonInPlace(buffer);
 }
 
 // Whether the string list at `list` is absent or empty.
@@ -852,7 +857,6 @@ void Registry::UpdateFrom(const ResourceInfo& info, ObjectPtr current, const Doc
   // mutating admission plugin changes a subresource's write).
   auto unchanged = [&] {
     if (!patched_status) return next == old;
-    if (next.MemberCount() != old.MemberCount()) return false;
     for (const char* member : {"metadata", "status"}) {
       auto a = next.FindMember(member);
       auto b = old.FindMember(member);
@@ -1065,11 +1069,10 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
                              std::move(done));
               });
     }
-    // Parsed in place, from a copy of the bytes that outlives it: its strings are not copied.
-    // Nothing holds it, or what was copied from it, beyond this call: the write encodes the
-    // patched object before it returns.
-    std::string buffer(*current->json);
-    Result<Document> doc = api::ParseTrustedJsonInPlace(buffer);
+    // Nothing holds the document, or what is copied from it, beyond this call: the write encodes
+    // the patched object before it returns.
+    std::string buffer;
+    Result<Document> doc = ParseCurrentInPlace(*current, buffer);
     if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
     auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
                   read = current->revision, done](ApiResult<store::Bytes> r) mutable {
@@ -1680,10 +1683,9 @@ void Registry::BindAttempt(std::string namespace_, std::string name,
         binding_info, name,
         "pod " + name + " is already assigned to node \"" + pod->spec.node_name + "\""));
   }
-  // In place, from a copy of the bytes that outlives the document: the write encodes it before
-  // it returns.
-  std::string buffer(*current->json);
-  Result<Document> doc = api::ParseTrustedJsonInPlace(buffer);
+  // The write encodes the document before it returns.
+  std::string buffer;
+  Result<Document> doc = ParseCurrentInPlace(*current, buffer);
   if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
   (void)api::SetNodeName(*doc, target);
   api::Condition scheduled;

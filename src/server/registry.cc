@@ -1400,7 +1400,10 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
   const std::optional<std::pair<size_t, size_t>> span =
       finalizers_changed ? std::nullopt : MetadataObject(bytes);
   if (span) {
-    Result<Document> meta = api::ParseJson(bytes.substr(span->first, span->second - span->first));
+    // The stored bytes are the registry's own encoding: parsed in place, from a copy that lives
+    // until WithMetadata has encoded the changed metadata.
+    std::string buffer(bytes.substr(span->first, span->second - span->first));
+    Result<Document> meta = api::ParseTrustedJsonInPlace(buffer);
     if (meta && meta->IsObject()) {
       mark(*meta, meta->GetAllocator());
       TypedObject typed = current->typed.WithMeta([&](api::ObjectMeta& m) {

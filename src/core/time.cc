@@ -1,19 +1,42 @@
 #include "core/time.h"
 
 #include <cstdio>
-#include <ctime>
 
 namespace kt {
 
 namespace {
 
+// Writes `value` as `width` decimal digits, zero-padded.
+char* PutDigits(char* out, unsigned value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  return out + width;
+}
+
 // Writes "YYYY-MM-DDTHH:MM:SS" of the whole second at or before `t`; returns the fraction.
+// Timestamps are formatted for every write and event: the civil date is computed here rather
+// than through gmtime_r and strftime, which cost several times as much. (Nanoseconds since 1970
+// in 64 bits span the years 1677 to 2262: always four digits.)
 std::chrono::nanoseconds FormatSeconds(WallTime t, char (&buf)[48], size_t* len) {
   const auto secs = std::chrono::floor<std::chrono::seconds>(t);
-  std::time_t tt = secs.time_since_epoch().count();
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  *len = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  const auto day = std::chrono::floor<std::chrono::days>(secs);
+  const std::chrono::year_month_day date{day};
+  const std::chrono::hh_mm_ss<std::chrono::seconds> time{secs - day};
+  char* out = PutDigits(buf, static_cast<unsigned>(static_cast<int>(date.year())), 4);
+  *out++ = '-';
+  out = PutDigits(out, static_cast<unsigned>(date.month()), 2);
+  *out++ = '-';
+  out = PutDigits(out, static_cast<unsigned>(date.day()), 2);
+  *out++ = 'T';
+  out = PutDigits(out, static_cast<unsigned>(time.hours().count()), 2);
+  *out++ = ':';
+  out = PutDigits(out, static_cast<unsigned>(time.minutes().count()), 2);
+  *out++ = ':';
+  out = PutDigits(out, static_cast<unsigned>(time.seconds().count()), 2);
+  *out = '\0';
+  *len = static_cast<size_t>(out - buf);
   return t - secs;
 }
 

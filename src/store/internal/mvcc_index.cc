@@ -270,25 +270,23 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
   return result;
 }
 
-MvccIndex::LogEntry MvccIndex::ToLogEntry(Event e, KeyMap::iterator key) {
-  return LogEntry{e.type,
-                  key,
-                  std::move(e.value),
-                  std::move(e.prev_value),
-                  e.mod_revision,
-                  e.create_revision,
-                  e.prev_mod_revision};
-}
-
-Event MvccIndex::FromLogEntry(const LogEntry& e) {
+Event MvccIndex::EventAt(KeyMap::const_iterator key, Revision rev) {
+  const History& history = key->second;
+  auto v = std::lower_bound(history.begin(), history.end(), rev,
+                            [](const Version& a, Revision r) { return a.mod_revision < r; });
+  KT_STORE_CHECK(v != history.end() && v->mod_revision == rev);
   Event out;
-  out.type = e.type;
-  out.key = e.key->first;
-  out.value = e.value;
-  out.prev_value = e.prev_value;
-  out.mod_revision = e.mod_revision;
-  out.create_revision = e.create_revision;
-  out.prev_mod_revision = e.prev_mod_revision;
+  out.type = v->value ? Event::Type::kPut : Event::Type::kDelete;
+  out.key = key->first;
+  out.value = v->value;
+  out.mod_revision = rev;
+  out.create_revision = v->create_revision;
+  // The version this one replaced, if it was live. (A delete before it that compaction dropped
+  // was not: a create has no previous value either way.)
+  if (v != history.begin() && std::prev(v)->value) {
+    out.prev_value = std::prev(v)->value;
+    out.prev_mod_revision = std::prev(v)->mod_revision;
+  }
   return out;
 }
 
@@ -315,9 +313,9 @@ void MvccIndex::ApplyLocked(WriteBatch& batch) {
         if (indexed_) index_.Insert(it);
       }
     }
-    it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
+    it->second.push_back(Version{e.mod_revision, e.create_revision, std::move(e.value)});
     current_ = e.mod_revision;
-    log_.push_back(ToLogEntry(std::move(e), it));
+    log_.push_back(it);
   }
 }
 
@@ -372,8 +370,8 @@ Status MvccIndex::Compact(Revision revision, std::vector<Revision>* dropped) {
     // events rather than every key. A key whose every version goes is erased only after the
     // loop, since later entries still point at it.
     std::vector<KeyMap::iterator> emptied;
-    while (!log_.empty() && log_.front().mod_revision <= revision) {
-      KeyMap::iterator it = log_.front().key;
+    for (Revision rev = compacted_ + 1; rev <= revision && !log_.empty(); ++rev) {
+      KeyMap::iterator it = log_.front();
       if (CompactKeyLocked(it, revision, dropped)) emptied.push_back(it);
       log_.pop_front();
     }
@@ -422,21 +420,13 @@ bool MvccIndex::ReleaseHistory(Revision revision) {
   const Revision upto = std::min(revision, current_);
   const Revision to = std::min(upto, from + kMaxReleasePerTurn - 1);
   for (Revision rev = from; rev <= to; ++rev) {
-    LogEntry& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
-    if (!e.prev_value || IsOnDisk(e.prev_value)) continue;
-    e.prev_value = OnDiskBytes();
-    const Revision prev = e.prev_mod_revision;
-    if (prev > compacted_) {
-      log_[static_cast<std::size_t>(prev - compacted_ - 1)].value = OnDiskBytes();
-    }
-    History& history = e.key->second;
-    for (auto v = history.rbegin(); v != history.rend(); ++v) {
-      if (v->mod_revision == prev) {
-        if (v->value) v->value = OnDiskBytes();
-        break;
-      }
-      if (v->mod_revision < prev) break;
-    }
+    History& history = log_[static_cast<std::size_t>(rev - compacted_ - 1)]->second;
+    // The version the write at `rev` superseded, if it is still kept and in memory.
+    auto v = std::lower_bound(history.begin(), history.end(), rev,
+                              [](const Version& a, Revision r) { return a.mod_revision < r; });
+    if (v == history.begin() || v == history.end() || v->mod_revision != rev) continue;
+    Version& prev = *std::prev(v);
+    if (prev.value && !IsOnDisk(prev.value)) prev.value = OnDiskBytes();
   }
   released_ = std::max(released_, to);
   return to < upto;
@@ -486,30 +476,19 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
   if (row.create_revision != create_revision) return Corrupt(row, "wrong create_revision");
 
   if (history_on_disk && prev_live && !IsOnDisk(prev->value)) {
-    // The version this row supersedes becomes history: release its value, in its version and
-    // in its event (when that is still in the log), and read it back from disk when needed.
-    if (prev->mod_revision > compacted_) {
-      log_[static_cast<std::size_t>(prev->mod_revision - compacted_ - 1)].value = OnDiskBytes();
-    }
+    // The version this row supersedes becomes history: release its value, and read it back from
+    // disk when a read or a watch needs it.
     it->second.back().value = OnDiskBytes();
   }
-  LogEntry e{row.deleted ? Event::Type::kDelete : Event::Type::kPut,
-             {},
-             std::move(row.value),
-             prev_live ? prev->value : nullptr,
-             row.revision,
-             create_revision,
-             row.prev_revision};
   if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
-  it->second.push_back(Version{e.mod_revision, e.create_revision, e.value});
-  e.key = it;
   if (options_.on_load) {
-    options_.on_load(LoadedRow{it->first, e.mod_revision, e.create_revision,
-                               row.deleted || IsOnDisk(e.value) ? nullptr : &e.value,
-                               prev_live ? e.prev_mod_revision : 0});
+    options_.on_load(LoadedRow{it->first, row.revision, create_revision,
+                               row.deleted || IsOnDisk(row.value) ? nullptr : &row.value,
+                               prev_live ? row.prev_revision : 0});
   }
-  current_ = e.mod_revision;
-  log_.push_back(std::move(e));
+  it->second.push_back(Version{row.revision, create_revision, std::move(row.value)});
+  current_ = row.revision;
+  log_.push_back(it);
   return Status::Ok();
 }
 
@@ -662,8 +641,8 @@ bool MvccIndex::CollectEventsLocked(WatchState& w, WatchResponse& response, bool
   const Revision last = std::min<Revision>(
       current_, w.next + static_cast<Revision>(options_.max_scan_per_response) - 1);
   for (Revision rev = w.next; rev <= last; ++rev) {
-    const LogEntry& e = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
-    if (w.range.Contains(e.key->first)) response.events.push_back(FromLogEntry(e));
+    const KeyMap::const_iterator key = log_[static_cast<std::size_t>(rev - compacted_ - 1)];
+    if (w.range.Contains(key->first)) response.events.push_back(EventAt(key, rev));
   }
   more = last < current_;
   response.revision = last;

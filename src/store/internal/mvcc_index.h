@@ -232,20 +232,14 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   KeyMap::const_iterator FindLocked(std::string_view key) const KT_SHARED_LOCKS_REQUIRED(mu_);
   // Counts the times keys were erased from keys_ (which invalidates a batch's hints).
   uint64_t erase_epoch_ KT_GUARDED_BY(mu_) = 0;
-  // An Event as the log keeps it: its key is keys_' own entry, not a copy (a burst of writes
-  // to few keys costs the log no string per write, and no lookup finds the key's history). A
-  // key outlives its entries: Compact pops an entry before it erases its key.
-  struct LogEntry {
-    Event::Type type;
-    KeyMap::iterator key;
-    Bytes value;
-    Bytes prev_value;
-    Revision mod_revision;
-    Revision create_revision;
-    Revision prev_mod_revision;
-  };
-  static LogEntry ToLogEntry(Event e, KeyMap::iterator key);
-  static Event FromLogEntry(const LogEntry& e);
+  // The log keeps, per revision, only the key that revision wrote: keys_' own entry, not a copy
+  // (a burst of writes to few keys costs the log no string per write, and no lookup finds the
+  // key's history). The event is the key's version at that revision and the version before it
+  // (EventAt), so a revision costs the log 8 bytes and the release of a superseded value touches
+  // only its version. A key outlives its entries: Compact pops an entry before it erases its key.
+  using LogEntry = KeyMap::iterator;
+  // The event of revision `rev`, which wrote `key`.
+  static Event EventAt(KeyMap::const_iterator key, Revision rev);
   // The events of revisions (compacted_, current_], one per revision: log_[i] has revision
   // compacted_ + 1 + i.
   std::deque<LogEntry> log_ KT_GUARDED_BY(mu_);

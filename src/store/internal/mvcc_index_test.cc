@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +80,63 @@ TEST(MvccIndexTest, AKeyErasedByCompactionBetweenCheckAndApplyIsCreatedAgain) {
   auto x = index->Get("/x");
   ASSERT_TRUE(x.has_value());
   EXPECT_EQ(x->create_revision, 5);
+}
+
+// What a watch replays from the log, once compaction has dropped what came before: each event
+// as written, with the value it replaced only where that was live.
+TEST(MvccIndexTest, EventsReplayedAfterACompactionCarryWhatEachWriteReplaced) {
+  auto index = NewIndex();
+  ASSERT_TRUE(index->CheckAndApply(Create("/k", "a")).has_value());  // 1
+  ASSERT_TRUE(index->CheckAndApply(Update("/k", "b")).has_value());  // 2
+  ASSERT_TRUE(index->CheckAndApply(Delete("/k")).has_value());       // 3
+  ASSERT_TRUE(index->CheckAndApply(Create("/k", "c")).has_value());  // 4
+  ASSERT_TRUE(index->CheckAndApply(Create("/j", "x")).has_value());  // 5
+  ASSERT_TRUE(index->CheckAndApply(Update("/k", "d")).has_value());  // 6
+  ASSERT_TRUE(index->CheckAndApply(Delete("/j")).has_value());       // 7
+  ASSERT_TRUE(index->CheckAndApply(Update("/k", "e")).has_value());  // 8
+  ASSERT_TRUE(index->CheckAndApply(Create("/j", "y")).has_value());  // 9: after a kept delete
+  // Drops /k's versions 1 and 2 and its tombstone at 3: the create at 4 replaced nothing live.
+  ASSERT_TRUE(index->Compact(3, nullptr).ok());
+  index->Start();
+  std::promise<std::vector<Event>> got;
+  auto watch = index->Watch(WatchRequest::Prefix("/", 4), [&](WatchResponse r) {
+    if (r.revision == 9) got.set_value(std::move(r.events));
+  });
+  ASSERT_TRUE(watch.has_value());
+  auto future = got.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  const std::vector<Event> events = future.get();
+  ASSERT_EQ(events.size(), 6u);
+  auto text = [](const Bytes& b) { return b ? *b : std::string("<null>"); };
+  struct Want {
+    Event::Type type;
+    std::string key, value, prev_value;
+    Revision mod, create, prev_mod;
+  };
+  const Want want[] = {
+      {Event::Type::kPut, "/k", "c", "<null>", 4, 4, 0},
+      {Event::Type::kPut, "/j", "x", "<null>", 5, 5, 0},
+      {Event::Type::kPut, "/k", "d", "c", 6, 4, 4},
+      {Event::Type::kDelete, "/j", "<null>", "x", 7, 5, 5},
+      {Event::Type::kPut, "/k", "e", "d", 8, 4, 6},
+      {Event::Type::kPut, "/j", "y", "<null>", 9, 9, 0},
+  };
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    SCOPED_TRACE("event " + std::to_string(i));
+    EXPECT_EQ(e.type, want[i].type);
+    EXPECT_EQ(e.key, want[i].key);
+    EXPECT_EQ(text(e.value), want[i].value);
+    EXPECT_EQ(text(e.prev_value), want[i].prev_value);
+    EXPECT_EQ(e.mod_revision, want[i].mod);
+    EXPECT_EQ(e.create_revision, want[i].create);
+    EXPECT_EQ(e.prev_mod_revision, want[i].prev_mod);
+  }
+  EXPECT_TRUE(events[0].IsCreate());
+  EXPECT_FALSE(events[2].IsCreate());
+  EXPECT_TRUE(events[5].IsCreate());
+  watch->reset();
+  index->Shutdown();
 }
 
 }  // namespace

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache
   libboost-dev libssl-dev rapidjson-dev libyaml-cpp-dev libcli11-dev libexpected-dev
-  libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libjemalloc-dev
   python3
 )
 if [ "${KUBETAINT_WITH_KUBECTL:-0}" = 1 ]; then

@@ -207,12 +207,17 @@ class RecordingClock : public client::Clock {
   std::vector<double> late_ms_;  // guarded by mu_
 };
 
-// Records when each pod's deletion reaches the pods watch cache.
+// Records when each pod's deletion reaches the pods watch cache. The pods are bound to nodes
+// without kubelets and have a grace period, so the controller's delete is the MODIFIED event
+// that sets their deletionTimestamp (nothing ends the deletion); a pod with none would go in a
+// DELETED event. The first of either counts.
 class DeleteWatch : public server::WatchSink {
  public:
   explicit DeleteWatch(long pods) : deleted(pods) {}
   bool OnEvent(server::WatchEventType type, const server::ObjectPtr& o) override {
-    if (type != server::WatchEventType::kDeleted) return true;
+    const bool deletion_started =
+        type == server::WatchEventType::kModified && o->meta().deletion_timestamp;
+    if (type != server::WatchEventType::kDeleted && !deletion_started) return true;
     if (deleted.Set(PodIndex(o->meta().name), SteadyNs())) {
       if (count.fetch_add(1, std::memory_order_relaxed) + 1 >= want.load()) {
         std::lock_guard<std::mutex> lock(mu);

@@ -270,11 +270,22 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
   return result;
 }
 
+namespace {
+
+// The version of `history` written at `rev`, or history.end() (a const or mutable history).
+template <class H>
+auto VersionWrittenAt(H& history, Revision rev) {
+  auto v = std::lower_bound(history.begin(), history.end(), rev,
+                            [](const KeyVersion& a, Revision r) { return a.mod_revision < r; });
+  return v != history.end() && v->mod_revision == rev ? v : history.end();
+}
+
+}  // namespace
+
 Event MvccIndex::EventAt(KeyMap::const_iterator key, Revision rev) {
   const History& history = key->second;
-  auto v = std::lower_bound(history.begin(), history.end(), rev,
-                            [](const Version& a, Revision r) { return a.mod_revision < r; });
-  KT_STORE_CHECK(v != history.end() && v->mod_revision == rev);
+  auto v = VersionWrittenAt(history, rev);
+  KT_STORE_CHECK(v != history.end());
   Event out;
   out.type = v->value ? Event::Type::kPut : Event::Type::kDelete;
   out.key = key->first;
@@ -422,9 +433,8 @@ bool MvccIndex::ReleaseHistory(Revision revision) {
   for (Revision rev = from; rev <= to; ++rev) {
     History& history = log_[static_cast<std::size_t>(rev - compacted_ - 1)]->second;
     // The version the write at `rev` superseded, if it is still kept and in memory.
-    auto v = std::lower_bound(history.begin(), history.end(), rev,
-                              [](const Version& a, Revision r) { return a.mod_revision < r; });
-    if (v == history.begin() || v == history.end() || v->mod_revision != rev) continue;
+    auto v = VersionWrittenAt(history, rev);
+    if (v == history.begin() || v == history.end()) continue;
     Version& prev = *std::prev(v);
     if (prev.value && !IsOnDisk(prev.value)) prev.value = OnDiskBytes();
   }

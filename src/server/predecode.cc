@@ -23,7 +23,7 @@ const ResourceInfo* ResourceOfKey(std::string_view key, const ResourceInfo* hint
 
 }  // namespace
 
-Predecoder::Predecoder(size_t lag, size_t batch) : lag_(lag), batch_(batch) {
+Predecoder::Predecoder(size_t batch) : batch_(batch) {
   worker_ = std::thread([this] {
     core::NameThisThread("kt-predecode");
     Run();
@@ -49,23 +49,9 @@ Predecoder::Entry* Predecoder::EntryAt(size_t i) const {
 }
 
 void Predecoder::Loaded(const store::LoadedRow& row) {
-  if (first_revision_ == 0) first_revision_ = row.revision;
-  if (row.superseded >= first_revision_) {
-    const size_t at = static_cast<size_t>(row.superseded - first_revision_);
-    if (at < by_revision_.size() && by_revision_[at] != nullptr) {
-      // Not yet claimed: no decoder will touch it, and its value (history the store has just
-      // released) goes now. Claimed: its decoder drops what it made.
-      Entry& e = *by_revision_[at];
-      uint8_t expected = kWaiting;
-      if (e.state.compare_exchange_strong(expected, kSuperseded)) {
-        e.value.reset();
-      } else if (expected == kClaimed) {
-        e.state.compare_exchange_strong(expected, kClaimedSuperseded);
-      }
-      by_revision_[at] = nullptr;
-    }
-  }
   if (row.value == nullptr || *row.value == nullptr) return;
+  // Take() searches by descending revision: a row out of that order is left to the cache.
+  if (!entries_.empty() && row.revision >= entries_.back()->revision) return;
   const ResourceInfo* info = ResourceOfKey(row.key, last_info_);
   if (info == nullptr || row.key.size() > kKeyChunk) return;
   last_info_ = info;
@@ -86,9 +72,7 @@ void Predecoder::Loaded(const store::LoadedRow& row) {
   e.value = *row.value;
   e.revision = row.revision;
   e.create_revision = row.create_revision;
-  const size_t at = static_cast<size_t>(row.revision - first_revision_);
-  if (by_revision_.size() <= at) by_revision_.resize(std::max(at + 1, by_revision_.size() * 2));
-  by_revision_[at] = &e;
+  entries_.push_back(&e);
   unpublished_.push_back(&e);
   if (unpublished_.size() >= batch_) Publish();
 }
@@ -108,16 +92,11 @@ Predecoder::Entry* Predecoder::Claim(size_t limit) {
 }
 
 void Predecoder::Decode(Entry& e) {
-  uint8_t expected = kWaiting;
-  if (!e.state.compare_exchange_strong(expected, kClaimed)) {
-    skipped_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
   Result<ObjectPtr> o =
       MakeStoredObject(*e.info, std::string(e.key), e.value, e.revision, e.create_revision);
   e.value.reset();
   // A row that does not decode is left to the cache, which reports it.
-  if (!o || e.state.load() == kClaimedSuperseded) return;
+  if (!o) return;
   e.object = std::move(*o);
   decoded_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -125,9 +104,7 @@ void Predecoder::Decode(Entry& e) {
 void Predecoder::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    // Behind the loader by kLag rows while it loads; everything once it is done.
-    const size_t n = published_.size();
-    if (Entry* e = Claim(done_ ? n : (n > lag_ ? n - lag_ : 0))) {
+    if (Entry* e = Claim(published_.size())) {
       lock.unlock();
       Decode(*e);
       lock.lock();
@@ -161,11 +138,11 @@ void Predecoder::Finish() {
 }
 
 ObjectPtr Predecoder::Take(store::Revision revision, std::string_view key) const {
-  if (revision < first_revision_) return nullptr;
-  const size_t at = static_cast<size_t>(revision - first_revision_);
-  if (at >= by_revision_.size() || by_revision_[at] == nullptr) return nullptr;
-  const Entry& e = *by_revision_[at];
-  if (!e.object || e.state.load() != kClaimed || e.object->key != key) return nullptr;
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), revision,
+                             [](const Entry* e, store::Revision r) { return e->revision > r; });
+  if (it == entries_.end() || (*it)->revision != revision) return nullptr;
+  const Entry& e = **it;
+  if (!e.object || e.object->key != key) return nullptr;
   return e.object;
 }
 

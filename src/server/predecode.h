@@ -4,16 +4,16 @@
 //
 //   auto pre = std::make_unique<Predecoder>();
 //   sqlite.on_load = [p = pre.get()](const store::LoadedRow& row) { p->Loaded(row); };
-//   auto store = store::OpenSqliteStore(sqlite);     // rows are decoded as they load
+//   auto store = store::OpenSqliteStore(sqlite);     // rows are decoded as they are read
 //   pre->Finish();                                   // decodes what is left, on every core
 //   registry.Start(pre.get());                       // the caches take what was decoded
 //   pre.reset();
 //
-// Rows come in revision order. The SQLite store hands over only values that are current in the
-// file (it reads it newest first; history stays on disk and comes with a null value). For rows
-// that a later one supersedes all the same, the worker stays kLag rows behind the loader and
-// skips rows superseded by then. Take() is by revision and checks the key, so an object is used
-// only for exactly the row the cache loads.
+// The SQLite store reads its file newest first and hands over each current row (a live key's
+// latest version) as it reads it, before the index is built; history stays on disk and is never
+// handed over. So the worker decodes from the first row read, and decodes nothing twice. Take()
+// is by revision and checks the key, so an object is used only for exactly the row the cache
+// loads.
 //
 // Thread safety: Loaded() on the loading thread only; Finish() once, after the load, on any
 // thread; Take() after Finish(), from any thread.
@@ -22,7 +22,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,48 +36,37 @@ namespace kt::server {
 
 class Predecoder {
  public:
-  // Rows the worker stays behind the loader: a row superseded within this many rows (a burst's
-  // writes to the same 5,000 nodes come back every few thousand rows) is never decoded.
-  static constexpr size_t kLag = 32768;
-
   // Rows handed to the worker at once: one lock and one wake-up per batch, not per row.
   static constexpr size_t kBatch = 1024;
 
-  explicit Predecoder(size_t lag = kLag, size_t batch = kBatch);
+  explicit Predecoder(size_t batch = kBatch);
   ~Predecoder();  // after Finish()
   Predecoder(const Predecoder&) = delete;
   Predecoder& operator=(const Predecoder&) = delete;
 
-  // A row the store loaded (store::SqliteOptions::on_load).
+  // A current row the store read (store::SqliteOptions::on_load), in descending revision order.
   void Loaded(const store::LoadedRow& row);
   // The load is over: decodes what the worker has not reached, on this thread and the worker,
   // and stops the worker. Idempotent.
   void Finish();
-  // The object decoded from the row at `revision` if it was, is still current as far as the
-  // load knows, and has this key; null otherwise (the caller decodes it itself).
+  // The object decoded from the row at `revision` if it was handed over and has this key; null
+  // otherwise (the caller decodes it itself).
   ObjectPtr Take(store::Revision revision, std::string_view key) const;
 
-  // Objects decoded, and rows skipped as superseded before their turn (for tests).
+  // Objects decoded (for tests).
   size_t decoded() const { return decoded_.load(); }
-  size_t skipped() const { return skipped_.load(); }
 
  private:
-  static constexpr uint8_t kWaiting = 0, kClaimed = 1, kSuperseded = 2, kClaimedSuperseded = 3;
-
   struct Entry {
     const ResourceInfo* info;
     std::string_view key;  // in key_chunks_ (until Finish)
-    store::Bytes value;
+    store::Bytes value;    // until decoded
     store::Revision revision;
     store::Revision create_revision;
-    // kWaiting -> kClaimed (a decoder took it) or kSuperseded (the loader saw a newer row first,
-    // and released the value); kClaimed -> kClaimedSuperseded.
-    std::atomic<uint8_t> state{kWaiting};
-    ObjectPtr object;  // set by whoever decodes it
+    ObjectPtr object;  // set by whoever claimed it; null if it did not decode
   };
 
   void Run();
-  // Decodes `e` unless superseded.
   void Decode(Entry& e);
   // Claims the next published entry below `limit` (called under mu_); null when none is left.
   Entry* Claim(size_t limit);
@@ -110,11 +98,9 @@ class Predecoder {
   std::vector<std::unique_ptr<Chunk>> key_chunks_;    // loader thread only
   size_t key_used_ = kKeyChunk;                       // in the last key chunk
 
-  // The loader thread's until Finish, read-only after: the entry of each revision (offset by
-  // first_revision_), null for rows not decoded (deletes, keys outside every resource) and once
-  // superseded.
-  store::Revision first_revision_ = 0;
-  std::vector<Entry*> by_revision_;
+  // The loader thread's until Finish, read-only after: every entry, in descending revision
+  // order (Take searches it).
+  std::vector<Entry*> entries_;
   std::vector<Entry*> unpublished_;
   const ResourceInfo* last_info_ = nullptr;  // the resource of the last row kept
 
@@ -124,10 +110,8 @@ class Predecoder {
   size_t next_ = 0;                // guarded by mu_: the next published entry to claim
   bool done_ = false;              // guarded by mu_: the load is over
   bool finished_ = false;
-  const size_t lag_;
   const size_t batch_;
   std::atomic<size_t> decoded_{0};
-  std::atomic<size_t> skipped_{0};
   std::thread worker_;
 };
 

@@ -1,5 +1,5 @@
 // Predecoder: objects decoded while the SQLite store loads are exactly what the watch caches
-// would decode themselves, only current rows are used, and superseded history is skipped.
+// would decode themselves, and only the rows handed over are used.
 #include "server/predecode.h"
 
 #include <gtest/gtest.h>
@@ -113,10 +113,9 @@ class PredecoderTest : public ::testing::Test {
 TEST_F(PredecoderTest, CachesLoadTheSameObjectsAndTakeThemFromThePredecoder) {
   WriteHistory();
   if (HasFatalFailure()) return;
-  // Handed over row by row, with no lag, a short one, and serve's (the worker then decodes
-  // only once the load is over).
-  for (size_t lag : {size_t{0}, size_t{16}, Predecoder::kLag}) {
-    SCOPED_TRACE("lag " + std::to_string(lag));
+  // Handed over row by row, in short batches, and in serve's.
+  for (size_t batch : {size_t{1}, size_t{16}, Predecoder::kBatch}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
     // Without the predecoder: the reference.
     std::map<std::string, std::pair<std::string, store::Revision>> want;
     {
@@ -136,15 +135,13 @@ TEST_F(PredecoderTest, CachesLoadTheSameObjectsAndTakeThemFromThePredecoder) {
       }
     }
     ASSERT_GT(want.size(), 60u);
-    Predecoder pre(lag, /*batch=*/1);
+    Predecoder pre(batch);
     auto s = Open(&pre);
     ASSERT_TRUE(s);
     pre.Finish();
     // The store hands over current values only (it reads the file newest first, and history
-    // stays on disk): each current object is decoded once, whatever the lag, and there is no
-    // history to skip.
+    // stays on disk): each current object is decoded once.
     EXPECT_EQ(pre.decoded(), want.size());
-    EXPECT_EQ(pre.skipped(), 0u);
     size_t checked = 0;
     for (Resource r : {Resource::kPods, Resource::kNodes}) {
       WatchCache cache(Info(r), s.get());
@@ -190,31 +187,38 @@ TEST(PredecoderKeysTest, NoResourceKeyPrefixIsThePrefixOfAnother) {
   }
 }
 
-TEST_F(PredecoderTest, SupersededRowsAreNotUsedAndValuesAreReleased) {
-  Predecoder pre(/*lag=*/4, /*batch=*/1);
-  const std::string key = std::string(Info(Resource::kNodes).key_prefix) + "n1";
+TEST_F(PredecoderTest, TakesOnlyWhatWasHandedOverUnderItsRevisionAndKey) {
+  Predecoder pre(/*batch=*/2);
+  const std::string nodes(Info(Resource::kNodes).key_prefix);
+  const std::string pods = Cat({Info(Resource::kPods).key_prefix, "default/"});
   std::vector<store::Bytes> values;
-  store::Revision prev = 0;
-  for (int i = 1; i <= 40; ++i) {
-    values.push_back(store::MakeBytes(NodeJson("n1", i)));
-    pre.Loaded(store::LoadedRow{key, i, 1, &values.back(), prev});
-    prev = i;
-  }
+  values.reserve(8);
+  auto hand = [&](const std::string& key, store::Revision rev, std::string json) {
+    values.push_back(store::MakeBytes(std::move(json)));
+    pre.Loaded(store::LoadedRow{key, rev, rev, &values.back()});
+  };
+  hand(Cat({nodes, "n3"}), 30, NodeJson("n3", 3));
+  hand(Cat({pods, "p2"}), 20, PodJson("p2", 2));
+  hand("/registry/unserved/x", 15, "not json");     // no cache loads it
+  hand(Cat({nodes, "n9"}), 25, NodeJson("n9", 9));  // out of order: left to the cache
+  hand(Cat({nodes, "bad"}), 12, "{");               // does not decode: left to the cache
+  hand(Cat({nodes, "n1"}), 10, NodeJson("n1", 1));
   pre.Finish();
-  EXPECT_EQ(pre.decoded(), 1u);
-  EXPECT_EQ(pre.skipped(), 39u);
-  // Only the store's own references remain to superseded values.
-  for (int i = 0; i < 39; ++i) EXPECT_EQ(values[static_cast<size_t>(i)].use_count(), 1) << i;
-  ObjectPtr last = pre.Take(40, key);
-  ASSERT_NE(last, nullptr);
-  EXPECT_EQ(last->revision, 40);
-  EXPECT_EQ(pre.Take(39, key), nullptr);
-  // A delete supersedes the last put: nothing is current.
-  Predecoder pre2(4, 1);
-  pre2.Loaded(store::LoadedRow{key, 1, 1, &values[0], 0});
-  pre2.Loaded(store::LoadedRow{key, 2, 1, nullptr, 1});
-  pre2.Finish();
-  EXPECT_EQ(pre2.Take(1, key), nullptr);
+  EXPECT_EQ(pre.decoded(), 3u);
+  for (auto [key, rev] :
+       {std::pair{Cat({nodes, "n3"}), 30}, {Cat({pods, "p2"}), 20}, {Cat({nodes, "n1"}), 10}}) {
+    ObjectPtr o = pre.Take(rev, key);
+    ASSERT_NE(o, nullptr) << key;
+    EXPECT_EQ(o->key, key);
+    EXPECT_EQ(o->revision, rev);
+    EXPECT_EQ(pre.Take(rev, Cat({key, "x"})), nullptr) << key;
+    EXPECT_EQ(pre.Take(rev + 1, key), nullptr) << key;
+  }
+  EXPECT_EQ(pre.Take(15, "/registry/unserved/x"), nullptr);
+  EXPECT_EQ(pre.Take(25, Cat({nodes, "n9"})), nullptr);
+  EXPECT_EQ(pre.Take(12, Cat({nodes, "bad"})), nullptr);
+  EXPECT_EQ(pre.Take(9, Cat({nodes, "n1"})), nullptr);
+  EXPECT_EQ(pre.Take(31, Cat({nodes, "n3"})), nullptr);
 }
 
 }  // namespace

@@ -163,7 +163,6 @@ SqliteStore::SqliteStore(const SqliteOptions& options, Db db)
   };
   index_options.load_value = [this](Revision revision) { return LoadValue(revision); };
   index_options.release_history = true;
-  index_options.on_load = options.on_load;
   index_ = std::make_shared<internal::MvccIndex>(std::move(index_options));
 }
 
@@ -254,7 +253,7 @@ Status SqliteStore::Load() {
   // The rows are read newest first, so that a row is known to be history (a later row of its
   // key names it as its prev_revision) before its value would be read: only current values are
   // copied out of the file, and history stays on disk, where LoadRow would leave it anyway.
-  // They are then loaded oldest first.
+  // Each current value goes to on_load as it is read; the rows then load oldest first.
   Result<std::int64_t> lowest = QueryInt(db, "SELECT min(revision) FROM kv", 0);
   if (!lowest) return lowest.error();
   Result<std::int64_t> highest = QueryInt(db, "SELECT max(revision) FROM kv", 0);
@@ -289,6 +288,9 @@ Status SqliteStore::Load() {
       const auto size = static_cast<std::size_t>(sqlite3_column_bytes(s, 5));
       row.value =
           size == 0 ? internal::EmptyBytes() : std::make_shared<const std::string>(data, size);
+      if (options_.on_load) {
+        options_.on_load(LoadedRow{row.key, row.revision, row.create_revision, &row.value});
+      }
     }
   }
   if (rc != SQLITE_DONE) return SqlError(db, rc, "load");

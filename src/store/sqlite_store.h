@@ -41,9 +41,10 @@ struct SqliteOptions {
   int page_size = 16384;
   // The SQLite VFS to use; empty = the default. Tests inject I/O faults through one.
   std::string vfs;
-  // Sees every row start-up loads, on the loading thread, in revision order: so that work on
-  // the values (decoding them for the caches) can begin while the rest still loads. Must not
-  // call into the store.
+  // Sees each current row (a live key's latest version) as start-up reads the file, newest
+  // first, on the loading thread and before the rows load into memory: so that work on the
+  // values (decoding them for the caches) can begin while the rest is still read. Must not call
+  // into the store. A file that turns out to be corrupt later in the load fails the open.
   std::function<void(const LoadedRow&)> on_load;
 };
 

@@ -122,24 +122,25 @@ TEST(SqliteStoreTest, HistoryAfterReopenIsReadFromDiskExactly) {
     }
     ASSERT_TRUE(store->Delete(key(0), 0));  // its every version is now history
   }
-  // The load hands on_load every row in revision order, with a value only for what is current:
-  // history is not copied out of the file.
+  // The load hands on_load each current row as it reads the file, newest first, with its value:
+  // nothing superseded or deleted, and history is not copied out of the file.
   SqliteOptions reopen = options;
-  std::vector<std::pair<Revision, bool>> loaded;  // revision, came with a value
+  std::vector<std::pair<Revision, std::string>> loaded;
   reopen.on_load = [&loaded](const LoadedRow& row) {
-    loaded.emplace_back(row.revision, row.value != nullptr);
+    ASSERT_NE(row.value, nullptr);
+    ASSERT_NE(*row.value, nullptr);
+    loaded.emplace_back(row.revision, **row.value);
   };
   std::unique_ptr<Store> store = MustOpen(reopen);
   ASSERT_NE(store, nullptr);
   const Revision last = kKeys * kRounds + 1;
   EXPECT_EQ(store->CurrentRevision(), last);
-  ASSERT_EQ(loaded.size(), static_cast<size_t>(last));
+  // The last round's rows of keys 1..: key 0's was deleted at `last`.
+  ASSERT_EQ(loaded.size(), static_cast<size_t>(kKeys - 1));
   for (size_t i = 0; i < loaded.size(); ++i) {
-    const Revision r = loaded[i].first;
-    EXPECT_EQ(r, static_cast<Revision>(i + 1));
-    // The last round's rows of keys 1.. are current; key 0's was deleted at `last`.
-    const bool current = r > (kRounds - 1) * kKeys + 1 && r < last;
-    EXPECT_EQ(loaded[i].second, current) << "revision " << r;
+    const int k = kKeys - 1 - static_cast<int>(i);
+    EXPECT_EQ(loaded[i].first, (kRounds - 1) * kKeys + k + 1) << i;
+    EXPECT_EQ(loaded[i].second, value(k, kRounds - 1)) << i;
   }
   // At the end of each round, every key has that round's value.
   for (int round = 0; round < kRounds; ++round) {

@@ -78,16 +78,13 @@ struct KeyValue {
   Revision mod_revision = 0;     // revision of the last write; the resourceVersion
 };
 
-// A row of the store's file as start-up loads it (SqliteOptions::on_load), in revision order.
+// A current row of the store's file as start-up reads it (SqliteOptions::on_load): a live key's
+// latest version.
 struct LoadedRow {
   std::string_view key;
   Revision revision = 0;
   Revision create_revision = 0;
-  // The buffer the store keeps; null for a delete, and for a version the load already knows to
-  // be history (its value stays on disk).
-  const Bytes* value = nullptr;
-  // The revision of the key's version this row replaces (0: none), which is no longer current.
-  Revision superseded = 0;
+  const Bytes* value = nullptr;  // the buffer the store keeps; never null
 };
 
 // A key range, with etcd's conventions:

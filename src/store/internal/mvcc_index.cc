@@ -455,11 +455,6 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     if (found) {
       for (const Version& v : it->second) dropped.push_back(v.mod_revision);
     }
-    if (options_.on_load) {
-      options_.on_load(LoadedRow{row.key, row.revision, row.create_revision,
-                                 row.deleted || IsOnDisk(row.value) ? nullptr : &row.value,
-                                 found ? it->second.back().mod_revision : 0});
-    }
     if (row.deleted) {
       dropped.push_back(row.revision);
       if (found) keys_.erase(it);
@@ -491,11 +486,6 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     it->second.back().value = OnDiskBytes();
   }
   if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
-  if (options_.on_load) {
-    options_.on_load(LoadedRow{it->first, row.revision, create_revision,
-                               row.deleted || IsOnDisk(row.value) ? nullptr : &row.value,
-                               prev_live ? row.prev_revision : 0});
-  }
   it->second.push_back(Version{row.revision, create_revision, std::move(row.value)});
   current_ = row.revision;
   log_.push_back(it);

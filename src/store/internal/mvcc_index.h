@@ -118,8 +118,6 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
     // revision or a watch replay needs it. So memory holds current values, not the history a
     // write burst leaves (until compaction). Requires load_value.
     bool release_history = false;
-    // Called by LoadRow for every row, under the index's lock (SqliteOptions::on_load).
-    std::function<void(const LoadedRow&)> on_load;
   };
 
   explicit MvccIndex(Options options);

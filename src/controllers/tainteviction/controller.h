@@ -110,8 +110,11 @@ class Controller {
     // Backoff of a failed delete: first retry after `retry_base`, doubling up to `retry_max`.
     client::Duration retry_base = std::chrono::milliseconds(100);
     client::Duration retry_max = std::chrono::seconds(30);
-    // At most this many evictions are between their first read and their delete's answer.
-    int max_in_flight = 512;
+    // At most this many evictions are between their first read and their delete's answer. Each
+    // waits on two commits in turn, so more in flight means larger commit batches (100,000 pods
+    // evicted in 7.6 s rather than 8.7 s with 512); many more would keep other writers queued
+    // behind the evictions for longer.
+    int max_in_flight = 2048;
     // Where the events go; default: a core/v1 recorder with the controller's name as source.
     std::unique_ptr<client::EventRecorder> recorder;
     // Called on the controller's thread when a countdown runs out and its pod is queued for

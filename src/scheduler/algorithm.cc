@@ -179,9 +179,22 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
     // in order until enough are feasible: the same nodes as one at a time, at a fraction of the
     // calls. The last run may be filtered beyond the node the scan stops at; those nodes are
     // not counted as processed.
+    //
+    // Why a node was rejected (its status, for the FitError and PostFilter) matters only when
+    // no node is feasible, or when every node is to be reported: otherwise the rejected nodes
+    // are only remembered, and their statuses are never built.
     constexpr int kRun = 64;
     const NodeInfo* run[kRun];
     uint8_t rejected[kRun];
+    std::vector<const NodeInfo*> unexplained;
+    const auto explain = [&](const NodeInfo* node) {
+      Status fs = fw.RunFilterPlugins(pod, *node);
+      if (fs.IsSuccess()) {
+        feasible.push_back(node);
+        return true;
+      }
+      return record_rejection(node, std::move(fs));
+    };
     while (processed < n && static_cast<int>(feasible.size()) < to_find) {
       const int len = std::min(kRun, n - processed);
       for (int j = 0; j < len; ++j, at = next(at)) {
@@ -194,14 +207,16 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
         ++processed;
         if (!rejected[j]) {
           feasible.push_back(run[j]);
-          continue;
-        }
-        Status fs = fw.RunFilterPlugins(pod, *run[j]);
-        if (fs.IsSuccess()) {
-          feasible.push_back(run[j]);
-        } else if (!record_rejection(run[j], std::move(fs))) {
+        } else if (!options.evaluate_all) {
+          unexplained.push_back(run[j]);
+        } else if (!explain(run[j])) {
           return r;
         }
+      }
+    }
+    if (feasible.empty()) {
+      for (const NodeInfo* node : unexplained) {
+        if (!explain(node)) return r;
       }
     }
   } else {

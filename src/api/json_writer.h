@@ -32,7 +32,10 @@ namespace kt::api {
 class JsonOut {
  public:
   using Ch = char;
-  explicit JsonOut(std::string* out) : out_(out), len_(out->size()) {}
+  // Room the string has reserved is used before it grows.
+  explicit JsonOut(std::string* out) : out_(out), len_(out->size()) {
+    out->resize(out->capacity());
+  }
   ~JsonOut() { Finish(); }
   JsonOut(const JsonOut&) = delete;
   JsonOut& operator=(const JsonOut&) = delete;

@@ -10,6 +10,7 @@
 
 #include "api/codec.h"
 #include "client/rate_limiter.h"
+#include "core/strings.h"
 #include "core/time.h"
 #include "core/validation.h"
 
@@ -430,12 +431,11 @@ ObjectRef RefOf(const server::StoredObject& object) {
 }
 
 std::string EventName(std::string_view object_name, Time t) {
-  char hex[32];
-  std::snprintf(hex, sizeof(hex), "%llx",
-                static_cast<unsigned long long>(t.time_since_epoch().count()));
-  std::string name(object_name);
-  name += '.';
-  name += hex;
+  char hex[16];
+  char* end = PutHexMinimal(hex, static_cast<uint64_t>(t.time_since_epoch().count()));
+  std::string name;
+  name.reserve(object_name.size() + 1 + static_cast<size_t>(end - hex));
+  name.append(object_name).append(1, '.').append(hex, static_cast<size_t>(end - hex));
   return name;
 }
 

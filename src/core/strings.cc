@@ -235,4 +235,19 @@ std::string EncodeBase64(std::string_view bytes) {
   return out;
 }
 
+char* PutHex(char* out, uint64_t v, int width) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = kDigits[v & 0xf];
+    v >>= 4;
+  }
+  return out + width;
+}
+
+char* PutHexMinimal(char* out, uint64_t v) {
+  int width = 1;
+  while (width < 16 && (v >> (4 * width)) != 0) ++width;
+  return PutHex(out, v, width);
+}
+
 }  // namespace kt

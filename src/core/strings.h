@@ -40,6 +40,14 @@ void AppendJsonString(std::string& out, std::string_view s);
 // auth schemes, DNS names.
 bool EqualFoldAscii(std::string_view a, std::string_view b);
 
+// Writes `v` as `width` lowercase hex digits (the low 4 * width bits, zero-padded) at `out`;
+// returns the end.
+char* PutHex(char* out, uint64_t v, int width);
+
+// Writes `v` in lowercase hex with no leading zeros ("0" for 0), as printf's "%llx" does, at
+// `out` (room for 16 digits); returns the end.
+char* PutHexMinimal(char* out, uint64_t v);
+
 // Standard base64 (RFC 4648 §4, with padding), as Go's base64.StdEncoding writes it: the form
 // of a kubeconfig's `*-data` fields.
 std::string EncodeBase64(std::string_view bytes);

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
 #include <string_view>
 #include <utility>
 
@@ -156,6 +159,21 @@ TEST(EncodeBase64Test, MatchesRfc4648Vectors) {
   };
   for (const auto& [in, want] : rows) EXPECT_EQ(EncodeBase64(in), want) << in;
   EXPECT_EQ(EncodeBase64(std::string_view("\xff\xfe\x00", 3)), "//4A");
+}
+
+TEST(HexTest, AgreesWithPrintf) {
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> values = {0, 1, 0xf, 0x10, 0xff, 0xffffffff, 0x100000000ULL,
+                                  0x7fffffffffffffffULL, 0xffffffffffffffffULL};
+  for (int i = 0; i < 10000; ++i) values.push_back(rng() >> (rng() % 64));
+  for (uint64_t v : values) {
+    char want[40];
+    char got[20];
+    std::snprintf(want, sizeof want, "%llx", static_cast<unsigned long long>(v));
+    ASSERT_EQ(std::string(got, PutHexMinimal(got, v)), want) << v;
+    std::snprintf(want, sizeof want, "%012llx", static_cast<unsigned long long>(v & 0xffffffffffffULL));
+    ASSERT_EQ(std::string(got, PutHex(got, v, 12)), want) << v;
+  }
 }
 
 }  // namespace

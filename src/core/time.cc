@@ -55,10 +55,11 @@ std::string FormatRfc3339Micro(WallTime t) {
   char buf[48];
   size_t n = 0;
   const auto fraction = FormatSeconds(t, buf, &n);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%06lldZ",
-                static_cast<long long>(
-                    std::chrono::duration_cast<std::chrono::microseconds>(fraction).count()));
-  return buf;
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(fraction).count();
+  buf[n++] = '.';
+  char* end = PutDigits(buf + n, static_cast<unsigned>(micros), 6);
+  *end++ = 'Z';
+  return std::string(buf, end);
 }
 
 }  // namespace kt

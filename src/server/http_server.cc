@@ -61,6 +61,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "core/strings.h"
 #include "core/thread_name.h"
 #include "server/authn.h"
 #include "server/http.h"
@@ -506,8 +507,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     out_.clear();
     in_flight_bytes_ = 0;
     for (Chunk& c : in_flight_) {
-      c.size_line_len =
-          static_cast<size_t>(std::snprintf(c.size_line, sizeof c.size_line, "%zx\r\n", c.bytes));
+      char* end = PutHexMinimal(c.size_line, c.bytes);
+      *end++ = '\r';
+      *end++ = '\n';
+      c.size_line_len = static_cast<size_t>(end - c.size_line);
       out_.push_back(asio::buffer(c.size_line, c.size_line_len));
       for (const Body& b : c.buffers) {
         if (b && !b->empty()) out_.push_back(asio::buffer(*b));

@@ -10,6 +10,7 @@
 #include "api/managed_fields.h"
 #include "api/scheduling.h"
 #include "api/table.h"
+#include "core/strings.h"
 #include "core/time.h"
 #include "core/validation.h"
 #include "server/daemonset_strategy.h"
@@ -88,12 +89,15 @@ std::string NewUid() {
   uint64_t lo = Rng()();
   hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xffff), static_cast<unsigned>(hi & 0xffff),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
-  return buf;
+  // 8-4-4-4-12 lowercase hex digits.
+  std::string uid(36, '-');
+  char* p = uid.data();
+  PutHex(p, hi >> 32, 8);
+  PutHex(p + 9, hi >> 16, 4);
+  PutHex(p + 14, hi, 4);
+  PutHex(p + 19, lo >> 48, 4);
+  PutHex(p + 24, lo, 12);
+  return uid;
 }
 
 // The random suffix of generateName (upstream SimpleNameGenerator: 5 of these characters).

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <regex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -169,6 +171,21 @@ std::string Refused(std::string_view resource_and_name) {
       " is forbidden: unable to create new content in namespace held because it is being "
       "terminated";
   return out;
+}
+
+// Every create gets a fresh random (version 4, variant 10) UUID in its canonical lowercase form.
+TEST_F(RegistryTest, CreatesGetDistinctVersion4Uids) {
+  Start();
+  const std::regex uuid("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  std::set<std::string> seen;
+  for (int i = 0; i < 50; ++i) {
+    ApiResult<rapidjson::Document> pod =
+        Create(Resource::kPods, "default", PodJson("uid-" + std::to_string(i)));
+    ASSERT_TRUE(pod);
+    const std::string uid = (*pod)["metadata"]["uid"].GetString();
+    EXPECT_TRUE(std::regex_match(uid, uuid)) << uid;
+    EXPECT_TRUE(seen.insert(uid).second) << uid;
+  }
 }
 
 // A binding's typed view is derived from the pod's current one rather than decoded: it must be

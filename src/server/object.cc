@@ -159,18 +159,33 @@ bool HasResourceVersion(std::string_view bytes, store::Revision revision) {
   return rest.starts_with(rv) && rest.substr(rv.size()).starts_with('"');
 }
 
-std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes) {
-  const size_t body = MetadataBody(bytes);
-  if (body == std::string_view::npos) return std::nullopt;
-  int depth = 1;
-  for (size_t i = body; i < bytes.size(); ++i) {
-    switch (bytes[i]) {
+namespace {
+
+// Scanning compact JSON in the storage format (valid, written by JsonWriter): each function takes
+// the index of a value's first byte and returns one past its last, or npos when the bytes end
+// first.
+size_t SkipString(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '"') return i + 1;
+    if (s[i] == '\\') ++i;  // an escaped character, which may be a quote
+  }
+  return std::string_view::npos;
+}
+
+size_t SkipValue(std::string_view s, size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  if (s[i] == '"') return SkipString(s, i);
+  if (s[i] != '{' && s[i] != '[') {
+    while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']') ++i;
+    return i;
+  }
+  int depth = 0;
+  for (; i < s.size(); ++i) {
+    switch (s[i]) {
       case '"':
-        // To the closing quote: past escaped characters, which may be quotes.
-        for (++i; i < bytes.size() && bytes[i] != '"'; ++i) {
-          if (bytes[i] == '\\') ++i;
-        }
-        if (i >= bytes.size()) return std::nullopt;
+        i = SkipString(s, i);
+        if (i == std::string_view::npos) return i;
+        --i;
         break;
       case '{':
       case '[':
@@ -178,13 +193,137 @@ std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes) 
         break;
       case '}':
       case ']':
-        if (--depth == 0) return std::make_pair(body - 1, i + 1);
+        if (--depth == 0) return i + 1;
         break;
       default:
         break;
     }
   }
-  return std::nullopt;
+  return std::string_view::npos;
+}
+
+// Calls f(key, value_begin, value_end) for each member of the object whose `{` is at `open`, the
+// key as written between its quotes; returns the index of the object's `}`, or npos.
+template <class F>
+size_t ForEachMember(std::string_view s, size_t open, F f) {
+  if (open >= s.size() || s[open] != '{') return std::string_view::npos;
+  size_t i = open + 1;
+  if (i < s.size() && s[i] == '}') return i;
+  for (;;) {
+    const size_t key_end = SkipString(s, i);
+    if (key_end == std::string_view::npos || key_end >= s.size() || s[key_end] != ':') {
+      return std::string_view::npos;
+    }
+    const size_t value = key_end + 1;
+    const size_t end = SkipValue(s, value);
+    if (end == std::string_view::npos || end >= s.size()) return std::string_view::npos;
+    f(s.substr(i + 1, key_end - i - 2), value, end);
+    if (s[end] == '}') return end;
+    if (s[end] != ',') return std::string_view::npos;
+    i = end + 1;
+  }
+}
+
+// Calls f(begin, end) for each element of the array whose `[` is at `open`; returns the index of
+// its `]`, or npos.
+template <class F>
+size_t ForEachElement(std::string_view s, size_t open, F f) {
+  if (open >= s.size() || s[open] != '[') return std::string_view::npos;
+  size_t i = open + 1;
+  if (i < s.size() && s[i] == ']') return i;
+  for (;;) {
+    const size_t end = SkipValue(s, i);
+    if (end == std::string_view::npos || end >= s.size()) return std::string_view::npos;
+    f(i, end);
+    if (s[end] == ']') return end;
+    if (s[end] != ',') return std::string_view::npos;
+    i = end + 1;
+  }
+}
+
+}  // namespace
+
+std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes) {
+  const size_t body = MetadataBody(bytes);
+  if (body == std::string_view::npos) return std::nullopt;
+  const size_t end = SkipValue(bytes, body - 1);
+  if (end == std::string_view::npos) return std::nullopt;
+  return std::make_pair(body - 1, end);
+}
+
+std::optional<std::string> WithBinding(std::string_view stored, std::string_view node,
+                                       std::string_view condition) {
+  constexpr size_t npos = std::string_view::npos;
+  // The stamped resourceVersion, first in metadata, is dropped.
+  const size_t body = MetadataBody(stored);
+  if (body == npos || !stored.substr(body).starts_with(kResourceVersionOpen)) return std::nullopt;
+  const size_t rv_close = stored.find('"', body + kResourceVersionOpen.size());
+  if (rv_close == npos || rv_close + 1 >= stored.size() || stored[rv_close + 1] != ',') {
+    return std::nullopt;
+  }
+  const size_t rv_end = rv_close + 2;
+  size_t spec = npos, status = npos;
+  bool bad = false;
+  const size_t root_end = ForEachMember(stored, 0, [&](std::string_view key, size_t v, size_t) {
+    if (key == "spec") spec = v;
+    if (key == "status") status = v;
+    if ((key == "spec" || key == "status") && stored[v] != '{') bad = true;
+  });
+  if (root_end == npos || bad || spec == npos || status == npos) return std::nullopt;
+  // spec: nodeName goes last (none may be there yet).
+  const size_t spec_close = ForEachMember(stored, spec, [&](std::string_view key, size_t, size_t) {
+    if (key == "nodeName") bad = true;
+  });
+  if (spec_close == npos || bad) return std::nullopt;
+  // status.conditions: the condition goes last (no PodScheduled may be there yet).
+  size_t conditions = npos;
+  const size_t status_close =
+      ForEachMember(stored, status, [&](std::string_view key, size_t v, size_t) {
+        if (key != "conditions") return;
+        conditions = v;
+        if (stored[v] != '[') bad = true;
+      });
+  if (status_close == npos || bad) return std::nullopt;
+  size_t conditions_close = npos;
+  if (conditions != npos) {
+    conditions_close = ForEachElement(stored, conditions, [&](size_t begin, size_t) {
+      if (stored[begin] != '{') {
+        bad = true;
+        return;
+      }
+      ForEachMember(stored, begin, [&](std::string_view key, size_t v, size_t end) {
+        if (key == "type" && stored.substr(v, end - v) == "\"PodScheduled\"") bad = true;
+      });
+    });
+    if (conditions_close == npos || bad) return std::nullopt;
+  }
+  // The insertions, in the order they come in the bytes.
+  struct Insert {
+    size_t at;
+    std::string text;
+  };
+  Insert inserts[2];
+  inserts[0].at = spec_close;
+  inserts[0].text.append(stored[spec_close - 1] == '{' ? "" : ",").append("\"nodeName\":").append(node);
+  if (conditions_close != npos) {
+    inserts[1].at = conditions_close;
+    inserts[1].text.append(stored[conditions_close - 1] == '[' ? "" : ",").append(condition);
+  } else {
+    inserts[1].at = status_close;
+    inserts[1].text.append(stored[status_close - 1] == '{' ? "" : ",")
+        .append("\"conditions\":[")
+        .append(condition)
+        .append("]");
+  }
+  if (inserts[1].at < inserts[0].at) std::swap(inserts[0], inserts[1]);
+  if (inserts[0].at < rv_end) return std::nullopt;
+  std::string out;
+  out.reserve(stored.size() + inserts[0].text.size() + inserts[1].text.size());
+  out.append(stored.substr(0, body));
+  out.append(stored.substr(rv_end, inserts[0].at - rv_end)).append(inserts[0].text);
+  out.append(stored.substr(inserts[0].at, inserts[1].at - inserts[0].at)).append(inserts[1].text);
+  out.append(stored.substr(inserts[1].at));
+  return out;
 }
 
 std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,

@@ -116,6 +116,14 @@ std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes);
 // `span` (MetadataObject's), written as EncodeForStorage writes it: without resourceVersion.
 std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
                          const rapidjson::Value& metadata);
+// A pod's stamped bytes in the storage format as its binding writes them, without parsing
+// them: the resourceVersion dropped (the write stamps its own), `"nodeName":<node>` (node: a
+// JSON string, quotes included) added as the last member of spec, and `condition` (a JSON object)
+// as the last element of status.conditions (the array made when there is none). Nullopt when
+// the bytes are not of the shape this handles (spec.nodeName or a PodScheduled condition already
+// there, no spec or status object, ...): the caller then writes the binding on a document.
+std::optional<std::string> WithBinding(std::string_view stored, std::string_view node,
+                                       std::string_view condition);
 // The store::ValueStamp of the registry's writes: the WithResourceVersion form of `value`.
 store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value);
 

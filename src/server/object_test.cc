@@ -106,6 +106,61 @@ TEST(ObjectTest, MetadataIsFoundAndReplacedInPlace) {
   EXPECT_FALSE(MetadataObject(R"({"kind":"Pod","apiVersion":"v1"})"));
 }
 
+// A binding spliced into stored bytes: the resourceVersion dropped, nodeName last in spec, the
+// condition last in status.conditions; strings holding braces, brackets and escaped quotes are
+// skipped whole; shapes it does not handle are left to the document path (nullopt).
+TEST(ObjectTest, BindingsAreSplicedIntoStoredBytes) {
+  const std::string cond = R"({"type":"PodScheduled","status":"True"})";
+  const std::string head =
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","name":"p",)"
+      R"("annotations":{"a":"}{][\"\\","spec\"":"x\\"}},)";
+  const std::string out_head =
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p",)"
+      R"("annotations":{"a":"}{][\"\\","spec\"":"x\\"}},)";
+  struct Row {
+    std::string rest;      // after metadata
+    std::string want;      // after metadata, or "" for nullopt
+  };
+  const Row rows[] = {
+      {R"("spec":{"containers":[{"name":"c","args":["]","}"]}]},"status":{"phase":"Pending"}})",
+       R"("spec":{"containers":[{"name":"c","args":["]","}"]}],"nodeName":"n\"1"},)"
+       R"("status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"True"}]}})"},
+      {R"("spec":{},"status":{}})",
+       R"("spec":{"nodeName":"n\"1"},"status":{"conditions":[{"type":"PodScheduled","status":"True"}]}})"},
+      {R"("spec":{"a":1},"status":{"conditions":[]}})",
+       R"("spec":{"a":1,"nodeName":"n\"1"},"status":{"conditions":[{"type":"PodScheduled","status":"True"}]}})"},
+      {R"("spec":{"a":null},"status":{"conditions":[{"type":"Ready","status":"False"}],"x":true}})",
+       R"("spec":{"a":null,"nodeName":"n\"1"},"status":{"conditions":[{"type":"Ready","status":"False"},)"
+       R"({"type":"PodScheduled","status":"True"}],"x":true}})"},
+      // status before spec
+      {R"("status":{"phase":"Pending"},"spec":{"b":[1,2]}})",
+       R"("status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"True"}]},)"
+       R"("spec":{"b":[1,2],"nodeName":"n\"1"}})"},
+      // Left to the document path.
+      {R"("spec":{"nodeName":""},"status":{}})", ""},
+      {R"("spec":{},"status":{"conditions":[{"status":"False","type":"PodScheduled"}]}})", ""},
+      {R"("spec":{},"status":{"conditions":null}})", ""},
+      {R"("spec":{}})", ""},
+      {R"("spec":[],"status":{}})", ""},
+      {R"("spec":{"a":"unterminated},"status":{}})", ""},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.rest);
+    std::optional<std::string> out = WithBinding(head + row.rest, R"("n\"1")", cond);
+    if (row.want.empty()) {
+      EXPECT_FALSE(out.has_value()) << *out;
+    } else {
+      EXPECT_EQ(out.value_or("<nullopt>"), out_head + row.want);
+      if (!out) continue;
+      EXPECT_TRUE(api::ParseJson(*out)) << *out;
+    }
+  }
+  // Unstamped bytes (no resourceVersion first in metadata) are not the stamped storage format.
+  EXPECT_FALSE(WithBinding(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},)"
+                           R"("spec":{},"status":{}})",
+                           R"("n")", cond));
+}
+
 TEST(ObjectTest, TypedViewIsHeldByPointer) {
   // An object pays for its own kind's view, not for the largest alternative's.
   EXPECT_LE(sizeof(TypedObject), 3 * sizeof(void*));

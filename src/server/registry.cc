@@ -65,8 +65,12 @@ void SetMember(Value& obj, const char* name, Value v, Alloc& alloc) {
   }
 }
 
+// Keeps the order of the other members (RapidJSON's RemoveMember moves the last one into the
+// gap), so that objects keep the order they were written in.
 void RemoveMember(Value& obj, const char* name) {
-  if (obj.IsObject()) obj.RemoveMember(name);
+  if (!obj.IsObject()) return;
+  auto it = obj.FindMember(name);
+  if (it != obj.MemberEnd()) obj.EraseMember(it);
 }
 
 // Copies member `name` of `from` into `to` (or removes it from `to` when `from` lacks it).
@@ -203,6 +207,16 @@ void NormalizeConditionTimes(Resource resource, Document& doc) {
       if (!c.HasMember(t)) c.AddMember(rapidjson::StringRef(t), Value(), doc.GetAllocator());
     }
   }
+}
+
+// The JSON of `c` as a binding adds it to a pod's document without conditions of its type:
+// SetPodCondition's element with the times NormalizeForStorage completes.
+std::string BindingConditionJson(const api::Condition& c) {
+  Document doc;
+  doc.SetObject();
+  (void)api::SetPodCondition(doc, c);
+  NormalizeConditionTimes(Resource::kPods, doc);
+  return api::EncodeJson(doc["status"]["conditions"][0]);
 }
 
 Value* MemberOrNull(Value& v, const char* key) {
@@ -1690,38 +1704,52 @@ void Registry::BindAttempt(std::string namespace_, std::string name,
         binding_info, name,
         "pod " + name + " is already assigned to node \"" + pod->spec.node_name + "\""));
   }
+  api::Condition scheduled;
+  scheduled.type = "PodScheduled";
+  scheduled.status = "True";
+  scheduled.last_transition_time = NowRfc3339();
+  auto on_written = [this, ns = namespace_, name, shared, options, synced,
+                     done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+    if (r) return done({});
+    // Lost to a newer version than the cache showed: read again once it has it.
+    if (synced || r.error().reason != "Conflict") return done(ApiErr(r.error()));
+    BindOnceSynced(std::move(ns), std::move(name), shared, options, std::move(done));
+  };
+  // The typed view follows from the current one by the same two changes, without decoding.
+  auto bound_view = [&] {
+    api::Pod next = *pod;
+    next.meta.resource_version.clear();
+    next.spec.node_name.assign(target);
+    api::SetPodCondition(next, scheduled);
+    return TypedObject(std::move(next));
+  };
+  // Most pods take the binding into their bytes as they are: nodeName and the condition
+  // spliced in, nothing parsed or encoded again.
+  if (pod != nullptr) {
+    std::string node_json;
+    AppendJsonString(node_json, target);
+    std::optional<std::string> spliced =
+        WithBinding(*current->json, node_json, BindingConditionJson(scheduled));
+    if (spliced) {
+      return WriteStored(info, current, namespace_, name, std::move(*spliced), bound_view(),
+                         options, std::move(on_written));
+    }
+  }
   // The write encodes the document before it returns.
   std::string buffer;
   Result<Document> doc = ParseCurrentInPlace(*current, buffer);
   if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
   (void)api::SetNodeName(*doc, target);
-  api::Condition scheduled;
-  scheduled.type = "PodScheduled";
-  scheduled.status = "True";
-  scheduled.last_transition_time = NowRfc3339();
   (void)api::SetPodCondition(*doc, scheduled);
   RemoveMember((*doc)["metadata"], "resourceVersion");
-  // The typed view follows from the current one by the same two changes, without decoding.
   TypedObject typed;
   if (pod != nullptr) {
-    api::Pod next = *pod;
-    next.meta.resource_version.clear();
-    next.spec.node_name.assign(target);
-    api::SetPodCondition(next, scheduled);
-    typed = TypedObject(std::move(next));
+    typed = bound_view();
   } else if (Result<TypedObject> decoded = DecodeTyped(info.resource, *doc)) {
     typed = std::move(*decoded);
   }
-  Write(
-      info, current, std::move(*doc), std::move(typed), options,
-      [this, ns = namespace_, name, shared, options, synced,
-       done = std::move(done)](ApiResult<store::Bytes> r) mutable {
-        if (r) return done({});
-        // Lost to a newer version than the cache showed: read again once it has it.
-        if (synced || r.error().reason != "Conflict") return done(ApiErr(r.error()));
-        BindOnceSynced(std::move(ns), std::move(name), shared, options, std::move(done));
-      },
-      Quantities::kAsStored);
+  Write(info, current, std::move(*doc), std::move(typed), options, std::move(on_written),
+        Quantities::kAsStored);
 }
 
 void Registry::BindOnceSynced(std::string namespace_, std::string name,

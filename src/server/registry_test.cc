@@ -220,6 +220,47 @@ TEST_F(RegistryTest, ABindingsTypedViewIsWhatItsBytesDecodeTo) {
   EXPECT_EQ(pod.status.conditions[1].observed_generation, 1);
 }
 
+// A binding splices nodeName and its condition into the pod's stored bytes when it can, and
+// writes through a document otherwise: either way the bytes are those the document path writes
+// (the pod with spec.nodeName and the PodScheduled condition set, condition times completed).
+TEST_F(RegistryTest, ABindingWritesTheBytesOfTheDocumentPath) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("fresh")));
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("ready")));
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "ready",
+                         R"({"status":{"conditions":[{"type":"Ready","status":"False"}]}})",
+                         Subresource::kStatus));
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("waited")));
+  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "waited",
+                         R"({"status":{"conditions":[{"type":"PodScheduled","status":"False",)"
+                         R"("reason":"Unschedulable","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})",
+                         Subresource::kStatus));
+  for (const char* name : {"fresh", "ready", "waited"}) {
+    SCOPED_TRACE(name);
+    ObjectPtr before = Get(Resource::kPods, "default", name);
+    ASSERT_NE(before, nullptr);
+    ASSERT_TRUE(Bind("default", name));
+    ObjectPtr bound = Get(Resource::kPods, "default", name);
+    ASSERT_NE(bound, nullptr);
+    rapidjson::Document doc = Parse(std::string_view(*before->json));
+    doc["metadata"].EraseMember("resourceVersion");
+    ASSERT_TRUE(api::SetNodeName(doc, "node-1").ok());
+    api::Condition scheduled;
+    scheduled.type = "PodScheduled";
+    scheduled.status = "True";
+    for (const api::Condition& c : bound->As<api::Pod>()->status.conditions) {
+      if (c.type == "PodScheduled") scheduled.last_transition_time = c.last_transition_time;
+    }
+    ASSERT_TRUE(api::SetPodCondition(doc, scheduled).ok());
+    for (auto& c : doc["status"]["conditions"].GetArray()) {
+      for (const char* t : {"lastProbeTime", "lastTransitionTime"}) {
+        if (!c.HasMember(t)) c.AddMember(rapidjson::StringRef(t), rapidjson::Value(), doc.GetAllocator());
+      }
+    }
+    EXPECT_EQ(*bound->json, WithResourceVersion(EncodeForStorage(doc), bound->revision));
+  }
+}
+
 // A pod's status patch decodes only the status onto the current typed view, and a deletion mark
 // changes only its metadata: each must be what decoding the stored bytes gives. A status patch
 // changes nothing but status, whatever else it names.

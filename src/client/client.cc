@@ -13,6 +13,29 @@ namespace {
 
 using server::Info;
 
+// BindingJson's object, built as a document (no JSON text in process).
+rapidjson::Document BindingDocument(std::string_view namespace_, std::string_view name,
+                                    std::string_view uid, std::string_view node) {
+  rapidjson::Document doc;
+  auto& alloc = doc.GetAllocator();
+  auto str = [&](std::string_view s) {
+    return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+  };
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", str(name), alloc);
+  meta.AddMember("namespace", str(namespace_), alloc);
+  if (!uid.empty()) meta.AddMember("uid", str(uid), alloc);
+  rapidjson::Value target(rapidjson::kObjectType);
+  target.AddMember("kind", "Node", alloc);
+  target.AddMember("name", str(node), alloc);
+  doc.SetObject();
+  doc.AddMember("kind", "Binding", alloc);
+  doc.AddMember("apiVersion", "v1", alloc);
+  doc.AddMember("metadata", meta, alloc);
+  doc.AddMember("target", target, alloc);
+  return doc;
+}
+
 class InProcessClient : public Client {
  public:
   explicit InProcessClient(server::Registry* registry) : registry_(registry) {}
@@ -60,9 +83,8 @@ class InProcessClient : public Client {
 
   void Bind(std::string namespace_, std::string name, std::string uid, std::string node,
             Done done) override {
-    Result<rapidjson::Document> doc = api::ParseJson(BindingJson(namespace_, name, uid, node));
-    if (!doc) return done(server::ApiErr(doc.error()));
-    registry_->Bind(std::move(namespace_), std::move(name), std::move(*doc), {}, std::move(done));
+    rapidjson::Document doc = BindingDocument(namespace_, name, uid, node);
+    registry_->Bind(std::move(namespace_), std::move(name), std::move(doc), {}, std::move(done));
   }
 
  private:

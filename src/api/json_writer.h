@@ -40,9 +40,9 @@ class JsonOut {
   JsonOut(const JsonOut&) = delete;
   JsonOut& operator=(const JsonOut&) = delete;
 
-  // Makes room for `n` more bytes.
+  // Makes room for `n` more bytes. The check is inline; growing (rare) is not.
   void Reserve(size_t n) {
-    if (out_->size() - len_ < n) out_->resize(std::max(2 * out_->size(), len_ + n + 256));
+    if (out_->size() - len_ < n) [[unlikely]] Grow(n);
   }
   // Writes into the room made by Reserve.
   void PutUnsafe(char c) { (*out_)[len_++] = c; }
@@ -56,6 +56,9 @@ class JsonOut {
     PutUnsafe(c);
   }
   void Flush() {}
+  [[gnu::noinline]] void Grow(size_t n) {
+    out_->resize(std::max(2 * out_->size(), len_ + n + 256));
+  }
   // Trims the string to what was written.
   void Finish() { out_->resize(len_); }
 

@@ -114,6 +114,13 @@ Verdict Chain::Validate(const Attributes& a, const Listers& listers) const {
   return Allow();
 }
 
+bool Chain::ReadsObject(std::string_view group, std::string_view resource) const {
+  for (const std::unique_ptr<Plugin>& p : plugins_) {
+    if (p->ReadsObject(group, resource)) return true;
+  }
+  return false;
+}
+
 std::vector<std::string_view> Chain::Names() const {
   std::vector<std::string_view> out;
   for (const std::unique_ptr<Plugin>& p : plugins_) out.push_back(p->Name());

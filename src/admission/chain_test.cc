@@ -193,5 +193,70 @@ TEST(ChainTest, TheFlagsReachThePlugins) {
   EXPECT_FALSE(plain["spec"].HasMember("tolerations"));
 }
 
+// A plugin that says it does not read a resource's objects decides alike with the object and
+// without it (a typed writer hands none), and leaves the object as it was.
+TEST(ChainTest, PluginsThatDoNotReadAResourcesObjectsDecideAlikeWithoutThem) {
+  struct Kind {
+    std::string_view group, resource, json;
+  };
+  const Kind kinds[] = {
+      {"", "events", R"({"kind":"Event","apiVersion":"v1","metadata":{"name":"e"},"reason":"X"})"},
+      {"", "pods", R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},)"
+                   R"("spec":{"containers":[{"name":"c","image":"i"}]}})"},
+      {"", "nodes", R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"}})"},
+      {"", "namespaces", R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"ns"}})"},
+      {"coordination.k8s.io", "leases",
+       R"({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"l"}})"},
+      {"scheduling.k8s.io", "priorityclasses",
+       R"({"kind":"PriorityClass","apiVersion":"scheduling.k8s.io/v1","metadata":{"name":"pc"},)"
+       R"("value":7,"globalDefault":true})"},
+      {"apps", "daemonsets", R"({"kind":"DaemonSet","apiVersion":"apps/v1","metadata":{"name":"d"}})"},
+  };
+  Listers listers;
+  listers.namespaces.phase = [](std::string_view) { return std::optional<std::string>("Active"); };
+  listers.namespaces.annotations = [](std::string_view) {
+    return std::optional<api::StringMap>(api::StringMap{});
+  };
+  listers.priority_classes.get = [](std::string_view) {
+    return std::optional<api::PriorityClass>();
+  };
+  listers.priority_classes.for_each = [](const std::function<void(const api::PriorityClass&)>&) {};
+  Config config;
+  int checked = 0;
+  for (const PluginInfo& info : KnownPlugins()) {
+    Result<std::unique_ptr<Plugin>> plugin = info.make(config);
+    ASSERT_TRUE(plugin) << info.name;
+    for (const Kind& k : kinds) {
+      if ((*plugin)->ReadsObject(k.group, k.resource)) continue;
+      SCOPED_TRACE(std::string(info.name) + " " + std::string(k.resource));
+      ++checked;
+      rapidjson::Document doc;
+      doc.Parse(k.json.data(), k.json.size());
+      ASSERT_FALSE(doc.HasParseError());
+      rapidjson::Document before;
+      before.CopyFrom(doc, before.GetAllocator());
+      for (const Operation op : {Operation::kCreate, Operation::kUpdate}) {
+        Attributes with{.operation = op, .group = k.group, .resource = k.resource,
+                        .namespace_ = "default", .name = "x", .object = &doc,
+                        .old_object = op == Operation::kUpdate ? &before : nullptr};
+        Attributes without = with;
+        without.object = nullptr;
+        without.old_object = nullptr;
+        const Verdict a = (*plugin)->Admit(with, listers);
+        const Verdict b = (*plugin)->Admit(without, listers);
+        EXPECT_EQ(a.has_value(), b.has_value());
+        const Verdict c = (*plugin)->Validate(with, listers);
+        const Verdict d = (*plugin)->Validate(without, listers);
+        EXPECT_EQ(c.has_value(), d.has_value());
+        EXPECT_TRUE(doc == before);
+      }
+    }
+  }
+  EXPECT_GT(checked, 30);
+  EXPECT_FALSE(DefaultChain()->ReadsObject("", "events"));
+  EXPECT_TRUE(DefaultChain()->ReadsObject("", "pods"));
+  EXPECT_TRUE(DefaultChain()->ReadsObject("", "nodes"));
+}
+
 }  // namespace
 }  // namespace kt::admission

@@ -28,6 +28,9 @@ class ExtendedResourceToleration : public Plugin {
 
   std::string_view Name() const override { return kName; }
   Verdict Admit(Attributes& a, const Listers& listers) const override;
+  bool ReadsObject(std::string_view group, std::string_view resource) const override {
+    return group.empty() && resource == "pods";
+  }
 };
 
 // Whether `name` is an extended resource (upstream helper.IsExtendedResourceName): not native

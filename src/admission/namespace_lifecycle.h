@@ -28,6 +28,8 @@ class NamespaceLifecycle : public Plugin {
   // Upstream implements the plugin as a mutating one (it changes nothing), so it refuses before
   // any other plugin or validation runs.
   Verdict Admit(Attributes& a, const Listers& listers) const override;
+  // It reads the namespace, never the object.
+  bool ReadsObject(std::string_view, std::string_view) const override { return false; }
 };
 
 }  // namespace kt::admission

@@ -135,6 +135,12 @@ class Plugin {
   virtual Verdict Validate(const Attributes& /*a*/, const Listers& /*listers*/) const {
     return Allow();
   }
+  // Whether Admit or Validate may read or change the object of a request for `resource` (of API
+  // group `group`). Where no plugin does, a writer holding the object in typed form skips
+  // building its document and hands the chain none (Attributes::object null). By default, yes.
+  virtual bool ReadsObject(std::string_view /*group*/, std::string_view /*resource*/) const {
+    return true;
+  }
 };
 
 }  // namespace kt::admission

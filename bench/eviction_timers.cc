@@ -142,6 +142,9 @@ class RecordingClient : public client::Client {
               client::WriteDone done) override {
     inner_->Create(r, std::move(ns), std::move(body), std::move(done));
   }
+  void CreateEvent(api::Event event, client::WriteDone done) override {
+    inner_->CreateEvent(std::move(event), std::move(done));
+  }
   void Update(Resource r, std::string ns, std::string name, server::Subresource sub,
               std::string body, client::WriteDone done) override {
     inner_->Update(r, std::move(ns), std::move(name), sub, std::move(body), std::move(done));

@@ -52,6 +52,11 @@ class InProcessClient : public Client {
     registry_->Create(Info(resource), std::move(namespace_), std::move(body), {}, std::move(done));
   }
 
+  void CreateEvent(api::Event event, WriteDone done) override {
+    std::string namespace_ = event.meta.namespace_;
+    registry_->CreateEvent(std::move(namespace_), std::move(event), {}, std::move(done));
+  }
+
   void Update(Resource resource, std::string namespace_, std::string name, Subresource sub,
               std::string body, WriteDone done) override {
     Result<rapidjson::Document> doc = api::ParseJson(body);
@@ -104,6 +109,11 @@ ApiResult<store::Bytes> Wait(Call call) {
 void Client::Create(Resource resource, std::string namespace_, rapidjson::Document body,
                     WriteDone done) {
   Create(resource, std::move(namespace_), api::EncodeJson(body), std::move(done));
+}
+
+void Client::CreateEvent(api::Event event, WriteDone done) {
+  std::string namespace_ = event.meta.namespace_;
+  Create(Resource::kEvents, std::move(namespace_), api::EventToDocument(event), std::move(done));
 }
 
 ApiResult<store::Bytes> Client::CreateSync(Resource resource, std::string namespace_,

@@ -53,6 +53,9 @@ class Client {
   // The same with the object already built as a document (no JSON text in process).
   virtual void Create(Resource resource, std::string namespace_, rapidjson::Document body,
                       WriteDone done);
+  // Creates a core/v1 Event in its namespace. In process the registry takes it typed
+  // (Registry::CreateEvent); elsewhere it is sent as its JSON.
+  virtual void CreateEvent(api::Event event, WriteDone done);
   virtual void Update(Resource resource, std::string namespace_, std::string name, Subresource sub,
                       std::string body, WriteDone done) = 0;
   virtual void Patch(Resource resource, std::string namespace_, std::string name, Subresource sub,

@@ -209,8 +209,7 @@ class EventsV1Recorder : public RecorderBase {
     if (!patch) {
       WithRetries(
           [this, shared](WriteDone done) {
-            client_->Create(Resource::kEvents, shared->meta.namespace_,
-                            api::EventToDocument(*shared), std::move(done));
+            client_->CreateEvent(*shared, std::move(done));
           },
           0);
       return;
@@ -222,8 +221,7 @@ class EventsV1Recorder : public RecorderBase {
                      Subresource::kNone, api::PatchType::kStrategicMergePatch, body,
                      [this, shared, done = std::move(done)](ApiResult<store::Bytes> r) {
                        if (!r && r.error().code == 404) {
-                         return client_->Create(Resource::kEvents, shared->meta.namespace_,
-                                                api::EventToDocument(*shared), std::move(done));
+                         return client_->CreateEvent(*shared, std::move(done));
                        }
                        done(std::move(r));
                      });
@@ -368,8 +366,7 @@ class CoreV1Recorder : public RecorderBase {
   void Send(api::Event ev, bool patch) {
     auto shared = std::make_shared<api::Event>(std::move(ev));
     auto create = [this, shared](WriteDone done) {
-      client_->Create(Resource::kEvents, shared->meta.namespace_, api::EventToDocument(*shared),
-                      std::move(done));
+      client_->CreateEvent(*shared, std::move(done));
     };
     if (!patch) {
       WithRetries(create);

@@ -563,6 +563,62 @@ void Registry::Create(const ResourceInfo& info, std::string namespace_, Document
       });
 }
 
+void Registry::CreateEvent(std::string namespace_, api::Event event, WriteOptions options,
+                           WriteCallback done) {
+  const ResourceInfo& info = Info(Resource::kEvents);
+  const bool by_document =
+      (options_.admission && options_.admission->ReadsObject(info.group, info.plural)) ||
+      (!options.field_manager.empty() && options_.track_managed_fields_on_create);
+  if (by_document) {
+    return Create(info, std::move(namespace_), api::EventToDocument(event), std::move(options),
+                  std::move(done));
+  }
+  auto shared = std::make_shared<api::Event>(std::move(event));
+  // Admission reads the namespace as of every write acknowledged before this create.
+  Sync(Resource::kNamespaces, [this, ns = std::move(namespace_), shared, options,
+                               done = std::move(done)]() mutable {
+    CreateEventSynced(ns, *shared, options, std::move(done));
+  });
+}
+
+void Registry::CreateEventSynced(const std::string& ns, api::Event& ev, const WriteOptions& options,
+                                 WriteCallback done) {
+  const ResourceInfo& info = Info(Resource::kEvents);
+  api::ObjectMeta& meta = ev.meta;
+  // As CreateSynced does to a document: the namespace of the request, admission (which reads no
+  // event), the name, then what every create sets.
+  if (!meta.namespace_.empty() && meta.namespace_ != ns) {
+    return done(ApiErr(BadRequestError(
+        "the namespace of the provided object does not match the namespace sent on the request")));
+  }
+  meta.namespace_ = ns;
+  admission::Attributes attributes{.operation = admission::Operation::kCreate,
+                                   .group = info.group,
+                                   .resource = info.plural,
+                                   .namespace_ = ns,
+                                   .name = meta.name};
+  if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
+  if (meta.name.empty() && !meta.generate_name.empty()) {
+    meta.name = meta.generate_name + NameSuffix();
+  }
+  meta.resource_version.clear();
+  meta.deletion_timestamp.reset();
+  meta.deletion_grace_period_seconds.reset();
+  meta.uid = NewUid();
+  meta.creation_timestamp = NowRfc3339();
+  meta.generation = 1;
+  const std::string name = meta.name;
+  TypedObject typed(std::move(ev));
+  static const Value kNoDocument(rapidjson::kObjectType);  // events validate by their typed view
+  FieldErrorList errs = ValidateObject(info, kNoDocument, typed, nullptr, nullptr, options_.gates);
+  if (!errs.empty()) return done(ApiErr(InvalidError(info, name, std::move(errs))));
+  attributes.name = name;
+  if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
+  std::string stored = api::EncodeEvent(*typed.Get<api::Event>());
+  WriteStored(info, nullptr, ns, name, std::move(stored), std::move(typed), options,
+              std::move(done));
+}
+
 void Registry::CreateSynced(const ResourceInfo& info, const std::string& ns, Document& doc,
                             const WriteOptions& options, ManagedFieldsFrom managed_fields,
                             WriteCallback done) {

@@ -141,6 +141,12 @@ class Registry {
 
   void Create(const ResourceInfo& info, std::string namespace_, rapidjson::Document body,
               WriteOptions options, WriteCallback done);
+  // Create of an Event already in typed form (an in-process event recorder's): the same checks,
+  // defaults, admission and validation as Create, but the stored bytes are encoded from the
+  // typed object, which the watch cache then takes as it is. Where an admission plugin reads
+  // events' objects, or managedFields are to be recorded, it goes through Create.
+  void CreateEvent(std::string namespace_, api::Event event, WriteOptions options,
+                   WriteCallback done);
   // PUT. The body's name must match `name`.
   void Update(const ResourceInfo& info, std::string namespace_, std::string name, Subresource sub,
               rapidjson::Document body, WriteOptions options, WriteCallback done);
@@ -188,6 +194,8 @@ class Registry {
   // options.field_manager is set, else the stored object's carried over), or a server-side
   // apply that has already set them.
   enum class ManagedFieldsFrom : unsigned char { kWriter, kApply };
+  void CreateEventSynced(const std::string& namespace_, api::Event& event,
+                         const WriteOptions& options, WriteCallback done);
   void CreateSynced(const ResourceInfo& info, const std::string& namespace_,
                     rapidjson::Document& doc, const WriteOptions& options,
                     ManagedFieldsFrom managed_fields, WriteCallback done);

@@ -261,6 +261,97 @@ TEST_F(RegistryTest, ABindingWritesTheBytesOfTheDocumentPath) {
   }
 }
 
+// An Event created typed (an in-process recorder's) is refused, defaulted and stored as the same
+// Event sent as JSON: the typed view it keeps is what its bytes decode to, and both forms decode
+// alike but for what each create sets (uid, creationTimestamp) and the name.
+TEST_F(RegistryTest, ATypedEventIsCreatedAsTheSameEventSentAsJson) {
+  Start();
+  auto create_typed = [&](std::string ns, api::Event ev) {
+    return Wait([&](WriteCallback done) {
+      registry_->CreateEvent(std::move(ns), std::move(ev), {}, std::move(done));
+    });
+  };
+  api::Event ev;
+  ev.meta.name = "web.1";
+  ev.meta.namespace_ = "default";
+  ev.meta.labels.Set("a", "b");
+  ev.involved_object.kind = "Pod";
+  ev.involved_object.name = "web";
+  ev.involved_object.namespace_ = "default";
+  ev.reason = "Scheduled";
+  ev.message = "Successfully assigned default/web to \"node-1\"";
+  ev.type = "Normal";
+  ev.event_time = "2026-01-01T00:00:00.000001Z";
+  ev.action = "Binding";
+  ev.reporting_component = "default-scheduler";
+  ev.reporting_instance = "default-scheduler-x";
+  ApiResult<rapidjson::Document> typed = create_typed("default", ev);
+  ASSERT_TRUE(typed) << typed.error().message;
+  api::Event json_ev = ev;
+  json_ev.meta.name = "web.2";
+  ASSERT_TRUE(Wait([&](WriteCallback done) {
+    registry_->Create(Info(Resource::kEvents), "default", api::EventToDocument(json_ev), {},
+                      std::move(done));
+  }));
+  ObjectPtr a = Get(Resource::kEvents, "default", "web.1");
+  ObjectPtr b = Get(Resource::kEvents, "default", "web.2");
+  ASSERT_TRUE(a && b);
+  Result<api::Event> a_decoded = api::DecodeEvent(Parse(std::string_view(*a->json)));
+  ASSERT_TRUE(a_decoded);
+  EXPECT_EQ(api::EncodeEvent(*a->As<api::Event>()), api::EncodeEvent(*a_decoded));
+  api::Event a_view = *a->As<api::Event>();
+  api::Event b_view = *b->As<api::Event>();
+  EXPECT_FALSE(a_view.meta.uid.empty());
+  EXPECT_NE(a_view.meta.uid, b_view.meta.uid);
+  EXPECT_FALSE(a_view.meta.creation_timestamp.empty());
+  EXPECT_EQ(a_view.meta.generation, 1);
+  EXPECT_EQ(a_view.meta.resource_version, std::to_string(a->revision));
+  for (api::Event* v : {&a_view, &b_view}) {
+    v->meta.name.clear();
+    v->meta.uid.clear();
+    v->meta.creation_timestamp.clear();
+    v->meta.resource_version.clear();
+  }
+  EXPECT_EQ(api::EncodeEvent(a_view), api::EncodeEvent(b_view));
+
+  // Refused as a JSON create is.
+  api::Event elsewhere = ev;
+  elsewhere.meta.name = "x";
+  elsewhere.meta.namespace_ = "other";
+  ApiResult<rapidjson::Document> mismatch = create_typed("default", elsewhere);
+  ASSERT_FALSE(mismatch);
+  EXPECT_EQ(mismatch.error().code, 400);
+  EXPECT_EQ(mismatch.error().message,
+            "the namespace of the provided object does not match the namespace sent on the request");
+  elsewhere.meta.namespace_.clear();
+  ApiResult<rapidjson::Document> missing = create_typed("nowhere", elsewhere);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, 404);
+  EXPECT_EQ(missing.error().message, "namespaces \"nowhere\" not found");
+  api::Event bad = ev;
+  bad.meta.name = "Bad_Name";
+  ApiResult<rapidjson::Document> invalid = create_typed("default", bad);
+  ASSERT_FALSE(invalid);
+  EXPECT_EQ(invalid.error().code, 422);
+  ApiResult<rapidjson::Document> invalid_json = Wait([&](WriteCallback done) {
+    registry_->Create(Info(Resource::kEvents), "default", api::EventToDocument(bad), {},
+                      std::move(done));
+  });
+  ASSERT_FALSE(invalid_json);
+  EXPECT_EQ(invalid.error().message, invalid_json.error().message);
+  ApiResult<rapidjson::Document> again = create_typed("default", ev);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, 409);
+  EXPECT_EQ(again.error().message, "events \"web.1\" already exists");
+  // A generateName names it.
+  api::Event generated = ev;
+  generated.meta.name.clear();
+  generated.meta.generate_name = "web.";
+  ApiResult<rapidjson::Document> named = create_typed("default", generated);
+  ASSERT_TRUE(named);
+  EXPECT_EQ(std::string((*named)["metadata"]["name"].GetString()).size(), 9u);
+}
+
 // A pod's status patch decodes only the status onto the current typed view, and a deletion mark
 // changes only its metadata: each must be what decoding the stored bytes gives. A status patch
 // changes nothing but status, whatever else it names.

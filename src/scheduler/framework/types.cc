@@ -79,6 +79,11 @@ PodInfoPtr NewPodInfo(ObjectPtr object) {
   return info;
 }
 
+uint64_t NodeInfo::NewScoreMemoOwner() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 void NodeInfo::Touch() { generation_ = next_generation.fetch_add(1, std::memory_order_relaxed); }
 
 void NodeInfo::set_name(std::string name) {

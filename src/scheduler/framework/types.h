@@ -101,6 +101,7 @@ class NodeInfo {
     __builtin_prefetch(p);
     __builtin_prefetch(p + 64);
     __builtin_prefetch(p + 128);
+    __builtin_prefetch(p + 192);
   }
 
   const Resource& allocatable() const { return allocatable_; }
@@ -110,6 +111,30 @@ class NodeInfo {
 
   // Changes whenever the node or its pods change.
   uint64_t generation() const { return generation_; }
+
+  // A score one plugin computed for this node from what the node holds and a pod's request
+  // (two numbers): it stands while the node's generation does, for the same plugin and request.
+  // Replicas ask the same, and between two of them only the nodes they went to change, so a
+  // scoring loop computes again only those. Scheduler thread only.
+  struct ScoreMemo {
+    uint64_t owner = 0;  // NewScoreMemoOwner's, one per plugin instance
+    uint64_t generation = 0;
+    int64_t a = 0, b = 0;
+    int64_t score = 0;
+  };
+  enum MemoSlot : int { kResourcesFitSlot, kBalancedAllocationSlot, kMemoSlots };
+  // The remembered score for (owner, a, b), if it stands.
+  // A token for a plugin instance's memos, never handed out twice (nor 0).
+  static uint64_t NewScoreMemoOwner();
+  const int64_t* RememberedScore(MemoSlot slot, uint64_t owner, int64_t a, int64_t b) const {
+    const ScoreMemo& m = memo_[slot];
+    return m.owner == owner && m.generation == generation_ && m.a == a && m.b == b ? &m.score
+                                                                                   : nullptr;
+  }
+  void RememberScore(MemoSlot slot, uint64_t owner, int64_t a, int64_t b,
+                     int64_t score) const {
+    memo_[slot] = ScoreMemo{owner, generation_, a, b, score};
+  }
 
   // Index (from 1) of the node's taint list among the distinct taint lists the cache has seen:
   // nodes with equal taints (timeAdded aside) share an index, so a plugin can decide once per
@@ -130,11 +155,12 @@ class NodeInfo {
   Resource allocatable_;
   Resource requested_;
   NonZeroRequest non_zero_requested_;
+  uint64_t generation_ = 0;
+  mutable ScoreMemo memo_[kMemoSlots];
   std::string name_;
   HostPortInfo used_ports_;
   ObjectPtr node_object_;
   const api::Node* node_ = nullptr;
-  uint64_t generation_ = 0;
 };
 
 // --- Cluster events (upstream fwk.ClusterEvent) -----------------------------------------------

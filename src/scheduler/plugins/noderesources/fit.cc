@@ -186,6 +186,11 @@ class NodeResourcesFit final : public PreFilterPlugin,
     };
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& n = *nodes[i];
+      constexpr auto kSlot = NodeInfo::kResourcesFitSlot;
+      if (const int64_t* s = n.RememberedScore(kSlot, memo_owner_, pod_cpu, pod_memory)) {
+        out[i] = NodeScore{nodes[i], *s};
+        continue;
+      }
       const int64_t alloc_cpu = n.allocatable().milli_cpu;
       const int64_t alloc_memory = n.allocatable().memory;
       int64_t sum = 0;
@@ -198,7 +203,9 @@ class NodeResourcesFit final : public PreFilterPlugin,
         sum += one(alloc_memory, n.non_zero_requested().memory + pod_memory);
         ++count;
       }
-      out[i] = NodeScore{nodes[i], count == 0 ? 0 : sum / count};
+      const int64_t score = count == 0 ? 0 : sum / count;
+      n.RememberScore(kSlot, memo_owner_, pod_cpu, pod_memory, score);
+      out[i] = NodeScore{nodes[i], score};
     }
   }
 
@@ -267,6 +274,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
   const std::vector<ScoringResource> resources_;
   const bool most_allocated_;
   const bool cpu_memory_;
+  const uint64_t memo_owner_ = NodeInfo::NewScoreMemoOwner();
 };
 
 class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
@@ -320,6 +328,11 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
     const int64_t pod_memory = pod.requests.memory;
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& n = *nodes[i];
+      constexpr auto kSlot = NodeInfo::kBalancedAllocationSlot;
+      if (const int64_t* s = n.RememberedScore(kSlot, memo_owner_, pod_cpu, pod_memory)) {
+        out[i] = NodeScore{nodes[i], *s};
+        continue;
+      }
       const int64_t alloc_cpu = n.allocatable().milli_cpu;
       const int64_t alloc_memory = n.allocatable().memory;
       double std_dev = 0;
@@ -330,14 +343,16 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
                    static_cast<double>(alloc_memory);
         std_dev = std::fabs(((c > 1 ? 1 : c) - (m > 1 ? 1 : m)) / 2);
       }
-      out[i] = NodeScore{nodes[i],
-                         static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore))};
+      const auto score = static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
+      n.RememberScore(kSlot, memo_owner_, pod_cpu, pod_memory, score);
+      out[i] = NodeScore{nodes[i], score};
     }
   }
 
  private:
   const std::vector<ScoringResource> resources_;
   const bool cpu_memory_;
+  const uint64_t memo_owner_ = NodeInfo::NewScoreMemoOwner();
 };
 
 }  // namespace

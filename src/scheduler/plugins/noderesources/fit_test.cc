@@ -823,5 +823,54 @@ TEST(BalancedAllocationTest, BestEffortPodIsSkippedInPreScore) {
   EXPECT_EQ(CodeName(pre_score->PreScore(*pod, nodes).code()), "Skip"sv);
 }
 
+// The batch scorers remember each node's score for a request until the node changes: over a
+// sequence of pods (the same request again, another one) and node changes (a pod added, one
+// removed, new allocatable), with plugins of different strategies sharing the nodes, every batch
+// score equals the plugin's own per-node Score.
+TEST(NodeResourcesScoreMemoTest, RememberedScoresFollowTheNodesAndTheRequest) {
+  FakeHandle h;
+  for (int i = 1; i <= 4; ++i) {
+    h.cache.AddNode(MakeNode("node" + std::to_string(i),
+                             Capacity(R"("cpu":")" + std::to_string(i * 1000) +
+                                      R"(m","memory":")" + std::to_string(i * 4096) + R"(")")));
+  }
+  PluginArgs most;
+  most.node_resources_fit.scoring_strategy = "MostAllocated";
+  std::vector<std::unique_ptr<Plugin>> plugins;
+  plugins.push_back(NewFit(&h));
+  plugins.push_back(testing::NewPlugin(kNodeResourcesFitName, &h, most));
+  plugins.push_back(testing::NewPlugin(kBalancedAllocationName, &h));
+  const PodInfoPtr small = NewPodInfo(MakePod("small", Spec({R"({"cpu":"100m","memory":"256"})"})));
+  const PodInfoPtr big = NewPodInfo(MakePod("big", Spec({R"({"cpu":"700m","memory":"1024"})"})));
+  auto check = [&](const char* step, const PodInfoPtr& pod) {
+    SCOPED_TRACE(step);
+    std::vector<const NodeInfo*> nodes;
+    for (int i = 1; i <= 4; ++i) nodes.push_back(h.cache.Get("node" + std::to_string(i)));
+    for (const auto& p : plugins) {
+      auto* score = dynamic_cast<ScorePlugin*>(p.get());
+      auto* pre = dynamic_cast<PreScorePlugin*>(p.get());
+      ASSERT_TRUE(pre->PreScore(*pod, nodes).IsSuccess());
+      std::vector<NodeScore> batch(nodes.size());
+      score->ScoreNodes(*pod, nodes, batch);
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        EXPECT_EQ(batch[i].score, score->Score(*pod, *nodes[i]))
+            << p->Name() << " on " << nodes[i]->name();
+      }
+    }
+  };
+  check("cold", small);
+  check("again", small);
+  check("another request", big);
+  check("the first request again", small);
+  h.cache.AddPod(NewPodInfo(MakePod("placed", Spec({R"({"cpu":"300m","memory":"2048"})"}), "node2")));
+  check("a pod added to node2", small);
+  check("a pod added to node2, big", big);
+  h.cache.RemovePod(h.cache.Get("node2")->pods()[0]->uid());
+  check("the pod removed", small);
+  h.cache.UpdateNode(MakeNode("node3", Capacity(R"("cpu":"500m","memory":"1024")")));
+  check("node3 shrunk", small);
+  check("node3 shrunk, big", big);
+}
+
 }  // namespace
 }  // namespace kt::scheduler

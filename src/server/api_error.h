@@ -42,5 +42,11 @@ inline ApiError BadRequestError(std::string_view message) { return NewBadRequest
 
 // Whether `e` is a 409 Conflict (not AlreadyExists).
 inline bool IsConflict(const ApiError& e) { return e.reason == "Conflict"; }
+// Whether `e` is the conflict of a write that lost to a newer version of its object (the
+// optimistic lock), which the same write may win on that version; not a failed precondition
+// (a UID or resourceVersion the request named), which no retry changes.
+inline bool IsStaleWriteConflict(const ApiError& e) {
+  return IsConflict(e) && std::string_view(e.message).ends_with(kOptimisticLockErrorMsg);
+}
 
 }  // namespace kt::server

@@ -1150,7 +1150,7 @@ void Registry::PatchAttempt(const ResourceInfo& info, std::string namespace_, st
     if (!doc) return done(ApiErr(NewInternalError(doc.error().message())));
     auto retry = [this, &info, ns, name, sub, type, patch, options, attempt,
                   read = current->revision, done](ApiResult<store::Bytes> r) mutable {
-      if (!r && IsConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
+      if (!r && IsStaleWriteConflict(r.error()) && attempt + 1 < kMaxConflictRetries) {
         return PatchAttempt(info, ns, name, sub, type, patch, options, attempt + 1, read,
                             std::move(done));
       }

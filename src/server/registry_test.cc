@@ -352,6 +352,25 @@ TEST_F(RegistryTest, ATypedEventIsCreatedAsTheSameEventSentAsJson) {
   EXPECT_EQ(std::string((*named)["metadata"]["name"].GetString()).size(), 9u);
 }
 
+// A patch naming another UID fails its precondition: 409 at once, not retried as a write that
+// lost to a newer version (which would wait for some other write to the pods).
+TEST_F(RegistryTest, APatchNamingAnotherUidIsRefusedAtOnce) {
+  Start();
+  ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("web")));
+  const std::string uid = Get(Resource::kPods, "default", "web")->meta().uid;
+  for (Subresource sub : {Subresource::kNone, Subresource::kStatus}) {
+    ApiResult<rapidjson::Document> r =
+        MergePatch(Resource::kPods, "default", "web",
+                   R"({"metadata":{"uid":"another","labels":{"a":"b"}}})", sub);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, 409);
+    EXPECT_EQ(r.error().message,
+              "Operation cannot be fulfilled on pods \"web\": Precondition failed: UID in "
+              "precondition: another, UID in object meta: " +
+                  uid);
+  }
+}
+
 // A pod's status patch decodes only the status onto the current typed view, and a deletion mark
 // changes only its metadata: each must be what decoding the stored bytes gives. A status patch
 // changes nothing but status, whatever else it names.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Instructions per eviction (the DisruptionTarget status patch and the graceful delete of a ~2.6 KB
-# pod, in process on the memory store, with the watch cache applying both), counted by
-# valgrind's callgrind, which unlike time does not vary with the machine's load: the 1,000-
-# eviction run of registry_bench minus its 1-eviction run (the same 1,000 creates), over 999.
+# Instructions per eviction (the DisruptionTarget condition as the controller adds it, a status
+# write, and the graceful delete of a ~2.6 KB pod, in process on the memory store, with the watch
+# cache applying both), counted by valgrind's callgrind, which unlike time does not vary with the
+# machine's load: the 1,000-eviction run of registry_bench minus its 1-eviction run (the same
+# 1,000 creates), over 999.
 #
 #   bench/eviction_instructions.sh [BUILD_DIR]     (default build/; builds registry_bench first)
 #   BENCH=/path/to/registry_bench SKIP_BUILD=1 bench/eviction_instructions.sh

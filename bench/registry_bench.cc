@@ -131,13 +131,19 @@ void BM_EvictPod(benchmark::State& state) {
       state.SkipWithError("out of pods");
       break;
     }
-    std::string patch = R"({"metadata":{"uid":")";
-    patch.append(uids[i]).append(
-        R"("},"status":{"conditions":[{"type":"DisruptionTarget","status":"True",)"
-        R"("lastProbeTime":null,"lastTransitionTime":"2026-01-01T00:00:00Z",)"
-        R"("reason":"DeletionByTaintManager","message":"Taint manager: deleting due to NoExecute taint"}]}})");
-    auto p = s.client->PatchSync(Resource::kPods, "default", Name(i), server::Subresource::kStatus,
-                                 api::PatchType::kStrategicMergePatch, std::move(patch));
+    // As the controller writes it (Client::AddPodCondition).
+    api::Condition target;
+    target.type = "DisruptionTarget";
+    target.status = "True";
+    target.observed_generation = 1;
+    target.last_transition_time = "2026-01-01T00:00:00Z";
+    target.reason = "DeletionByTaintManager";
+    target.message = "Taint manager: deleting due to NoExecute taint";
+    std::promise<client::ApiResult<store::Bytes>> added;
+    s.client->AddPodCondition(
+        "default", Name(i), uids[i], std::move(target),
+        [&](client::ApiResult<store::Bytes> r) { added.set_value(std::move(r)); });
+    auto p = added.get_future().get();
     if (!p) state.SkipWithError(p.error().message.c_str());
     server::DeleteOptions opts;
     opts.precondition_uid = uids[i];

@@ -114,9 +114,10 @@ Verdict Chain::Validate(const Attributes& a, const Listers& listers) const {
   return Allow();
 }
 
-bool Chain::ReadsObject(std::string_view group, std::string_view resource) const {
+bool Chain::ReadsObject(std::string_view group, std::string_view resource,
+                        std::string_view subresource) const {
   for (const std::unique_ptr<Plugin>& p : plugins_) {
-    if (p->ReadsObject(group, resource)) return true;
+    if (p->ReadsObject(group, resource, subresource)) return true;
   }
   return false;
 }

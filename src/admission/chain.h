@@ -73,9 +73,10 @@ class Chain {
   Verdict Admit(Attributes& a, const Listers& listers) const;
   // Every plugin's Validate in order, until one refuses.
   Verdict Validate(const Attributes& a, const Listers& listers) const;
-  // Whether any plugin may read or change the object of a request for `resource`
-  // (Plugin::ReadsObject).
-  bool ReadsObject(std::string_view group, std::string_view resource) const;
+  // Whether any plugin may read or change the object of a request for `resource` (or its
+  // `subresource`; Plugin::ReadsObject).
+  bool ReadsObject(std::string_view group, std::string_view resource,
+                   std::string_view subresource = {}) const;
   // The plugins' names, in the order they run.
   std::vector<std::string_view> Names() const;
 

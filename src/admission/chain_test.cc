@@ -201,8 +201,9 @@ TEST(ChainTest, PluginsThatDoNotReadAResourcesObjectsDecideAlikeWithoutThem) {
   };
   const Kind kinds[] = {
       {"", "events", R"({"kind":"Event","apiVersion":"v1","metadata":{"name":"e"},"reason":"X"})"},
-      {"", "pods", R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},)"
-                   R"("spec":{"containers":[{"name":"c","image":"i"}]}})"},
+      {"", "pods",
+       R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},)"
+       R"("spec":{"containers":[{"name":"c","image":"i"}]}})"},
       {"", "nodes", R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n"}})"},
       {"", "namespaces", R"({"kind":"Namespace","apiVersion":"v1","metadata":{"name":"ns"}})"},
       {"coordination.k8s.io", "leases",
@@ -210,7 +211,8 @@ TEST(ChainTest, PluginsThatDoNotReadAResourcesObjectsDecideAlikeWithoutThem) {
       {"scheduling.k8s.io", "priorityclasses",
        R"({"kind":"PriorityClass","apiVersion":"scheduling.k8s.io/v1","metadata":{"name":"pc"},)"
        R"("value":7,"globalDefault":true})"},
-      {"apps", "daemonsets", R"({"kind":"DaemonSet","apiVersion":"apps/v1","metadata":{"name":"d"}})"},
+      {"apps", "daemonsets",
+       R"({"kind":"DaemonSet","apiVersion":"apps/v1","metadata":{"name":"d"}})"},
   };
   Listers listers;
   listers.namespaces.phase = [](std::string_view) { return std::optional<std::string>("Active"); };
@@ -227,35 +229,44 @@ TEST(ChainTest, PluginsThatDoNotReadAResourcesObjectsDecideAlikeWithoutThem) {
     Result<std::unique_ptr<Plugin>> plugin = info.make(config);
     ASSERT_TRUE(plugin) << info.name;
     for (const Kind& k : kinds) {
-      if ((*plugin)->ReadsObject(k.group, k.resource)) continue;
-      SCOPED_TRACE(std::string(info.name) + " " + std::string(k.resource));
-      ++checked;
-      rapidjson::Document doc;
-      doc.Parse(k.json.data(), k.json.size());
-      ASSERT_FALSE(doc.HasParseError());
-      rapidjson::Document before;
-      before.CopyFrom(doc, before.GetAllocator());
-      for (const Operation op : {Operation::kCreate, Operation::kUpdate}) {
-        Attributes with{.operation = op, .group = k.group, .resource = k.resource,
-                        .namespace_ = "default", .name = "x", .object = &doc,
-                        .old_object = op == Operation::kUpdate ? &before : nullptr};
-        Attributes without = with;
-        without.object = nullptr;
-        without.old_object = nullptr;
-        const Verdict a = (*plugin)->Admit(with, listers);
-        const Verdict b = (*plugin)->Admit(without, listers);
-        EXPECT_EQ(a.has_value(), b.has_value());
-        const Verdict c = (*plugin)->Validate(with, listers);
-        const Verdict d = (*plugin)->Validate(without, listers);
-        EXPECT_EQ(c.has_value(), d.has_value());
-        EXPECT_TRUE(doc == before);
+      for (std::string_view sub : {"", "status"}) {
+        if ((*plugin)->ReadsObject(k.group, k.resource, sub)) continue;
+        SCOPED_TRACE(std::string(info.name) + " " + std::string(k.resource) + "/" +
+                     std::string(sub));
+        ++checked;
+        rapidjson::Document doc;
+        doc.Parse(k.json.data(), k.json.size());
+        ASSERT_FALSE(doc.HasParseError());
+        rapidjson::Document before;
+        before.CopyFrom(doc, before.GetAllocator());
+        for (const Operation op : {Operation::kCreate, Operation::kUpdate}) {
+          Attributes with{.operation = op,
+                          .group = k.group,
+                          .resource = k.resource,
+                          .subresource = sub,
+                          .namespace_ = "default",
+                          .name = "x",
+                          .object = &doc,
+                          .old_object = op == Operation::kUpdate ? &before : nullptr};
+          Attributes without = with;
+          without.object = nullptr;
+          without.old_object = nullptr;
+          const Verdict a = (*plugin)->Admit(with, listers);
+          const Verdict b = (*plugin)->Admit(without, listers);
+          EXPECT_EQ(a.has_value(), b.has_value());
+          const Verdict c = (*plugin)->Validate(with, listers);
+          const Verdict d = (*plugin)->Validate(without, listers);
+          EXPECT_EQ(c.has_value(), d.has_value());
+          EXPECT_TRUE(doc == before);
+        }
       }
     }
   }
-  EXPECT_GT(checked, 30);
+  EXPECT_GT(checked, 60);
   EXPECT_FALSE(DefaultChain()->ReadsObject("", "events"));
   EXPECT_TRUE(DefaultChain()->ReadsObject("", "pods"));
   EXPECT_TRUE(DefaultChain()->ReadsObject("", "nodes"));
+  EXPECT_FALSE(DefaultChain()->ReadsObject("", "pods", "status"));
 }
 
 }  // namespace

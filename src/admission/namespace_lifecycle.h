@@ -29,7 +29,9 @@ class NamespaceLifecycle : public Plugin {
   // any other plugin or validation runs.
   Verdict Admit(Attributes& a, const Listers& listers) const override;
   // It reads the namespace, never the object.
-  bool ReadsObject(std::string_view, std::string_view) const override { return false; }
+  bool ReadsObject(std::string_view, std::string_view, std::string_view) const override {
+    return false;
+  }
 };
 
 }  // namespace kt::admission

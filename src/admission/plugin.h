@@ -136,9 +136,11 @@ class Plugin {
     return Allow();
   }
   // Whether Admit or Validate may read or change the object of a request for `resource` (of API
-  // group `group`). Where no plugin does, a writer holding the object in typed form skips
-  // building its document and hands the chain none (Attributes::object null). By default, yes.
-  virtual bool ReadsObject(std::string_view /*group*/, std::string_view /*resource*/) const {
+  // group `group`; `subresource` "" for the resource itself). Where no plugin does, a writer
+  // holding the object in typed form skips building its document and hands the chain none
+  // (Attributes::object null). By default, yes.
+  virtual bool ReadsObject(std::string_view /*group*/, std::string_view /*resource*/,
+                           std::string_view /*subresource*/) const {
     return true;
   }
 };

@@ -67,8 +67,9 @@ class PodTolerationRestriction : public Plugin {
 
   std::string_view Name() const override { return kName; }
   Verdict Admit(Attributes& a, const Listers& listers) const override;
-  bool ReadsObject(std::string_view group, std::string_view resource) const override {
-    return group.empty() && resource == "pods";
+  bool ReadsObject(std::string_view group, std::string_view resource,
+                   std::string_view subresource) const override {
+    return group.empty() && resource == "pods" && subresource.empty();
   }
   Verdict Validate(const Attributes& a, const Listers& listers) const override;
 

@@ -31,9 +31,10 @@ class Priority : public Plugin {
   Verdict Admit(Attributes& a, const Listers& listers) const override;
   // PriorityClasses: ValidatePriorityClassDefault.
   Verdict Validate(const Attributes& a, const Listers& listers) const override;
-  bool ReadsObject(std::string_view group, std::string_view resource) const override {
-    return (group.empty() && resource == "pods") ||
-           (group == "scheduling.k8s.io" && resource == "priorityclasses");
+  bool ReadsObject(std::string_view group, std::string_view resource,
+                   std::string_view subresource) const override {
+    return subresource.empty() && ((group.empty() && resource == "pods") ||
+                                   (group == "scheduling.k8s.io" && resource == "priorityclasses"));
   }
 };
 

@@ -22,8 +22,9 @@ class TaintNodesByCondition : public Plugin {
 
   std::string_view Name() const override { return kName; }
   Verdict Admit(Attributes& a, const Listers& listers) const override;
-  bool ReadsObject(std::string_view group, std::string_view resource) const override {
-    return group.empty() && resource == "nodes";
+  bool ReadsObject(std::string_view group, std::string_view resource,
+                   std::string_view subresource) const override {
+    return group.empty() && resource == "nodes" && subresource.empty();
   }
 };
 

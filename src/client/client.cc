@@ -71,6 +71,12 @@ class InProcessClient : public Client {
                      std::move(patch), {}, std::move(done));
   }
 
+  void AddPodCondition(std::string namespace_, std::string name, std::string uid,
+                       api::Condition condition, WriteDone done) override {
+    registry_->AddPodCondition(std::move(namespace_), std::move(name), std::move(uid),
+                               std::move(condition), std::move(done));
+  }
+
   void Delete(Resource resource, std::string namespace_, std::string name,
               server::DeleteOptions options, WriteDone done) override {
     registry_->Delete(Info(resource), std::move(namespace_), std::move(name), std::move(options),
@@ -114,6 +120,13 @@ void Client::Create(Resource resource, std::string namespace_, rapidjson::Docume
 void Client::CreateEvent(api::Event event, WriteDone done) {
   std::string namespace_ = event.meta.namespace_;
   Create(Resource::kEvents, std::move(namespace_), api::EventToDocument(event), std::move(done));
+}
+
+void Client::AddPodCondition(std::string namespace_, std::string name, std::string uid,
+                             api::Condition condition, WriteDone done) {
+  Patch(Resource::kPods, std::move(namespace_), std::move(name), Subresource::kStatus,
+        api::PatchType::kStrategicMergePatch, server::Registry::PodConditionPatch(uid, condition),
+        std::move(done));
 }
 
 ApiResult<store::Bytes> Client::CreateSync(Resource resource, std::string namespace_,

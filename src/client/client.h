@@ -60,6 +60,11 @@ class Client {
                       std::string body, WriteDone done) = 0;
   virtual void Patch(Resource resource, std::string namespace_, std::string name, Subresource sub,
                      api::PatchType type, std::string patch, WriteDone done) = 0;
+  // pods/status: adds `condition` to the pod whose UID is `uid` (a strategic merge patch of
+  // status.conditions with that UID as precondition). In process the registry splices it into
+  // the pod's bytes when it can (Registry::AddPodCondition); elsewhere the patch is sent.
+  virtual void AddPodCondition(std::string namespace_, std::string name, std::string uid,
+                               api::Condition condition, WriteDone done);
   virtual void Delete(Resource resource, std::string namespace_, std::string name,
                       server::DeleteOptions options, WriteDone done) = 0;
   // A live read (not an informer's copy): the object as of every write acknowledged before the

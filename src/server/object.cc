@@ -251,8 +251,8 @@ std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes) 
   return std::make_pair(body - 1, end);
 }
 
-std::optional<std::string> WithBinding(std::string_view stored, std::string_view node,
-                                       std::string_view condition) {
+std::optional<std::string> WithPodCondition(std::string_view stored, std::string_view type,
+                                            std::string_view condition, std::string_view node) {
   constexpr size_t npos = std::string_view::npos;
   // The stamped resourceVersion, first in metadata, is dropped.
   const size_t body = MetadataBody(stored);
@@ -269,13 +269,18 @@ std::optional<std::string> WithBinding(std::string_view stored, std::string_view
     if (key == "status") status = v;
     if ((key == "spec" || key == "status") && stored[v] != '{') bad = true;
   });
-  if (root_end == npos || bad || spec == npos || status == npos) return std::nullopt;
+  if (root_end == npos || bad || status == npos || (!node.empty() && spec == npos)) {
+    return std::nullopt;
+  }
   // spec: nodeName goes last (none may be there yet).
-  const size_t spec_close = ForEachMember(stored, spec, [&](std::string_view key, size_t, size_t) {
-    if (key == "nodeName") bad = true;
-  });
-  if (spec_close == npos || bad) return std::nullopt;
-  // status.conditions: the condition goes last (no PodScheduled may be there yet).
+  size_t spec_close = npos;
+  if (!node.empty()) {
+    spec_close = ForEachMember(stored, spec, [&](std::string_view key, size_t, size_t) {
+      if (key == "nodeName") bad = true;
+    });
+    if (spec_close == npos || bad) return std::nullopt;
+  }
+  // status.conditions: the condition goes last (none of its type may be there yet).
   size_t conditions = npos;
   const size_t status_close =
       ForEachMember(stored, status, [&](std::string_view key, size_t v, size_t) {
@@ -292,28 +297,40 @@ std::optional<std::string> WithBinding(std::string_view stored, std::string_view
         return;
       }
       ForEachMember(stored, begin, [&](std::string_view key, size_t v, size_t end) {
-        if (key == "type" && stored.substr(v, end - v) == "\"PodScheduled\"") bad = true;
+        // A type as JsonWriter writes it: quoted, with nothing escaped in a qualified name.
+        if (key == "type" && end - v == type.size() + 2 &&
+            stored.substr(v + 1, type.size()) == type) {
+          bad = true;
+        }
       });
     });
     if (conditions_close == npos || bad) return std::nullopt;
   }
-  // The insertions, in the order they come in the bytes.
+  // The insertions, in the order they come in the bytes (the nodeName one, when there is none,
+  // empty at the end).
   struct Insert {
     size_t at;
     std::string text;
   };
   Insert inserts[2];
-  inserts[0].at = spec_close;
-  inserts[0].text.append(stored[spec_close - 1] == '{' ? "" : ",").append("\"nodeName\":").append(node);
   if (conditions_close != npos) {
-    inserts[1].at = conditions_close;
-    inserts[1].text.append(stored[conditions_close - 1] == '[' ? "" : ",").append(condition);
+    inserts[0].at = conditions_close;
+    inserts[0].text.append(stored[conditions_close - 1] == '[' ? "" : ",").append(condition);
   } else {
-    inserts[1].at = status_close;
-    inserts[1].text.append(stored[status_close - 1] == '{' ? "" : ",")
+    inserts[0].at = status_close;
+    inserts[0]
+        .text.append(stored[status_close - 1] == '{' ? "" : ",")
         .append("\"conditions\":[")
         .append(condition)
         .append("]");
+  }
+  inserts[1].at = stored.size();
+  if (!node.empty()) {
+    inserts[1].at = spec_close;
+    inserts[1]
+        .text.append(stored[spec_close - 1] == '{' ? "" : ",")
+        .append("\"nodeName\":")
+        .append(node);
   }
   if (inserts[1].at < inserts[0].at) std::swap(inserts[0], inserts[1]);
   if (inserts[0].at < rv_end) return std::nullopt;

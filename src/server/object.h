@@ -116,14 +116,20 @@ std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes);
 // `span` (MetadataObject's), written as EncodeForStorage writes it: without resourceVersion.
 std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
                          const rapidjson::Value& metadata);
-// A pod's stamped bytes in the storage format as its binding writes them, without parsing
-// them: the resourceVersion dropped (the write stamps its own), `"nodeName":<node>` (node: a
-// JSON string, quotes included) added as the last member of spec, and `condition` (a JSON object)
-// as the last element of status.conditions (the array made when there is none). Nullopt when
-// the bytes are not of the shape this handles (spec.nodeName or a PodScheduled condition already
-// there, no spec or status object, ...): the caller then writes the binding on a document.
-std::optional<std::string> WithBinding(std::string_view stored, std::string_view node,
-                                       std::string_view condition);
+// A pod's stamped bytes in the storage format with a condition added, without parsing them: the
+// resourceVersion dropped (the write stamps its own), `condition` (a JSON object whose type is
+// `type`) as the last element of status.conditions (the array made when there is none), and,
+// when `node` is given (a JSON string, quotes included), `"nodeName":<node>` as the last member
+// of spec. Nullopt when the bytes are not of the shape this handles (a condition of that type
+// already there, spec.nodeName already there when a node is given, no spec or status object,
+// ...): the caller then writes the change on a document.
+std::optional<std::string> WithPodCondition(std::string_view stored, std::string_view type,
+                                            std::string_view condition, std::string_view node = {});
+// What a binding to `node` writes: WithPodCondition with the PodScheduled `condition`.
+inline std::optional<std::string> WithBinding(std::string_view stored, std::string_view node,
+                                              std::string_view condition) {
+  return WithPodCondition(stored, "PodScheduled", condition, node);
+}
 // The store::ValueStamp of the registry's writes: the WithResourceVersion form of `value`.
 store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value);
 

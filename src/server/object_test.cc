@@ -114,12 +114,11 @@ TEST(ObjectTest, BindingsAreSplicedIntoStoredBytes) {
   const std::string head =
       R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","name":"p",)"
       R"("annotations":{"a":"}{][\"\\","spec\"":"x\\"}},)";
-  const std::string out_head =
-      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p",)"
-      R"("annotations":{"a":"}{][\"\\","spec\"":"x\\"}},)";
+  const std::string out_head = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p",)"
+                               R"("annotations":{"a":"}{][\"\\","spec\"":"x\\"}},)";
   struct Row {
-    std::string rest;      // after metadata
-    std::string want;      // after metadata, or "" for nullopt
+    std::string rest;  // after metadata
+    std::string want;  // after metadata, or "" for nullopt
   };
   const Row rows[] = {
       {R"("spec":{"containers":[{"name":"c","args":["]","}"]}]},"status":{"phase":"Pending"}})",
@@ -155,6 +154,23 @@ TEST(ObjectTest, BindingsAreSplicedIntoStoredBytes) {
       EXPECT_TRUE(api::ParseJson(*out)) << *out;
     }
   }
+  // A condition alone (no node): spec as it is; a condition of another type, even one whose
+  // name starts alike, stays.
+  const std::string target = R"({"type":"DisruptionTarget"})";
+  EXPECT_EQ(
+      WithPodCondition(
+          head + R"("spec":{"a":1},"status":{"conditions":[{"type":"DisruptionTargetX"}]}})",
+          "DisruptionTarget", target),
+      out_head +
+          R"("spec":{"a":1},"status":{"conditions":[{"type":"DisruptionTargetX"},{"type":"DisruptionTarget"}]}})");
+  EXPECT_EQ(
+      WithPodCondition(head + R"("spec":{"nodeName":"n"},"status":{}})", "DisruptionTarget",
+                       target),
+      out_head +
+          R"("spec":{"nodeName":"n"},"status":{"conditions":[{"type":"DisruptionTarget"}]}})");
+  EXPECT_FALSE(WithPodCondition(
+      head + R"("spec":{},"status":{"conditions":[{"type":"DisruptionTarget","status":"False"}]}})",
+      "DisruptionTarget", target));
   // Unstamped bytes (no resourceVersion first in metadata) are not the stamped storage format.
   EXPECT_FALSE(WithBinding(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},)"
                            R"("spec":{},"status":{}})",

@@ -209,9 +209,10 @@ void NormalizeConditionTimes(Resource resource, Document& doc) {
   }
 }
 
-// The JSON of `c` as a binding adds it to a pod's document without conditions of its type:
-// SetPodCondition's element with the times NormalizeForStorage completes.
-std::string BindingConditionJson(const api::Condition& c) {
+// The JSON of `c` as a write adds it to a pod's document without conditions of its type (a
+// binding's PodScheduled, ...): SetPodCondition's element with the times NormalizeForStorage
+// completes.
+std::string PodConditionJson(const api::Condition& c) {
   Document doc;
   doc.SetObject();
   (void)api::SetPodCondition(doc, c);
@@ -575,10 +576,10 @@ void Registry::CreateEvent(std::string namespace_, api::Event event, WriteOption
   }
   auto shared = std::make_shared<api::Event>(std::move(event));
   // Admission reads the namespace as of every write acknowledged before this create.
-  Sync(Resource::kNamespaces, [this, ns = std::move(namespace_), shared, options,
-                               done = std::move(done)]() mutable {
-    CreateEventSynced(ns, *shared, options, std::move(done));
-  });
+  Sync(Resource::kNamespaces,
+       [this, ns = std::move(namespace_), shared, options, done = std::move(done)]() mutable {
+         CreateEventSynced(ns, *shared, options, std::move(done));
+       });
 }
 
 void Registry::CreateEventSynced(const std::string& ns, api::Event& ev, const WriteOptions& options,
@@ -1785,7 +1786,7 @@ void Registry::BindAttempt(std::string namespace_, std::string name,
     std::string node_json;
     AppendJsonString(node_json, target);
     std::optional<std::string> spliced =
-        WithBinding(*current->json, node_json, BindingConditionJson(scheduled));
+        WithBinding(*current->json, node_json, PodConditionJson(scheduled));
     if (spliced) {
       return WriteStored(info, current, namespace_, name, std::move(*spliced), bound_view(),
                          options, std::move(on_written));
@@ -1815,6 +1816,64 @@ void Registry::BindOnceSynced(std::string namespace_, std::string name,
                          done = std::move(done)]() mutable {
     BindAttempt(std::move(ns), std::move(name), binding, options, true, std::move(done));
   });
+}
+
+std::string Registry::PodConditionPatch(std::string_view uid, const api::Condition& condition) {
+  std::string patch = R"({"metadata":{"uid":)";
+  AppendJsonString(patch, uid);
+  patch.append(R"(},"status":{"conditions":[)").append(PodConditionJson(condition)).append("]}}");
+  return patch;
+}
+
+void Registry::AddPodCondition(std::string namespace_, std::string name, std::string uid,
+                               api::Condition condition, WriteCallback done) {
+  const ResourceInfo& info = Info(Resource::kPods);
+  auto by_patch = [this, &info, ns = namespace_, name, uid, condition](WriteCallback done) {
+    Patch(info, ns, name, Subresource::kStatus, api::PatchType::kStrategicMergePatch,
+          PodConditionPatch(uid, condition), {}, std::move(done));
+  };
+  if (options_.admission && options_.admission->ReadsObject(info.group, info.plural, "status")) {
+    return by_patch(std::move(done));
+  }
+  SyncAll({Resource::kPods, Resource::kNamespaces},
+          [this, &info, ns = std::move(namespace_), name = std::move(name), uid = std::move(uid),
+           condition = std::move(condition), by_patch = std::move(by_patch),
+           done = std::move(done)]() mutable {
+            ObjectPtr current = cache(Resource::kPods).Get(ns, name);
+            const api::Pod* pod = current ? current->As<api::Pod>() : nullptr;
+            // A missing pod, another pod of that name, one being deleted (whose status write
+            // may delete it): Patch answers each as upstream.
+            if (pod == nullptr || pod->meta.uid != uid || pod->meta.deletion_timestamp) {
+              return by_patch(std::move(done));
+            }
+            std::optional<std::string> spliced =
+                WithPodCondition(*current->json, condition.type, PodConditionJson(condition));
+            if (!spliced) return by_patch(std::move(done));
+            // The update's admission (NamespaceLifecycle: the namespace must exist). Validation
+            // reads nothing this changes: the spec, metadata and tolerations are the stored
+            // ones, and status conditions are not validated.
+            admission::Attributes attributes{.operation = admission::Operation::kUpdate,
+                                             .group = info.group,
+                                             .resource = info.plural,
+                                             .subresource = "status",
+                                             .namespace_ = ns,
+                                             .name = name};
+            if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
+            if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
+            api::Pod next = *pod;
+            next.meta.resource_version.clear();
+            api::SetPodCondition(next, condition);
+            WriteStored(info, current, ns, name, std::move(*spliced), TypedObject(std::move(next)),
+                        {},
+                        [by_patch = std::move(by_patch),
+                         done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+                          // Lost to a newer version: the patch reads it and tries again.
+                          if (!r && IsStaleWriteConflict(r.error())) {
+                            return by_patch(std::move(done));
+                          }
+                          done(std::move(r));
+                        });
+          });
 }
 
 void Registry::Evict(std::string namespace_, std::string name, Document eviction,

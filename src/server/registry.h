@@ -162,6 +162,14 @@ class Registry {
   // version does it wait for the cache to catch up and try again (upstream GuaranteedUpdate).
   void Bind(std::string namespace_, std::string name, rapidjson::Document binding,
             WriteOptions options, std::function<void(ApiResult<void>)> done);
+  // pods/status: adds `condition` to the pod whose UID is `uid`, as the strategic merge patch
+  // {"metadata":{"uid":<uid>},"status":{"conditions":[<condition>]}} does. A pod without a
+  // condition of that type takes it into its stored bytes as they are (nothing parsed or encoded
+  // again); any other case goes through Patch, and so does a write that loses to a newer version.
+  void AddPodCondition(std::string namespace_, std::string name, std::string uid,
+                       api::Condition condition, WriteCallback done);
+  // The strategic merge patch AddPodCondition stands for.
+  static std::string PodConditionPatch(std::string_view uid, const api::Condition& condition);
   // pods/eviction (policy/v1 Eviction): deletes the pod.
   void Evict(std::string namespace_, std::string name, rapidjson::Document eviction,
              WriteOptions options, std::function<void(ApiResult<void>)> done);

@@ -231,10 +231,11 @@ TEST_F(RegistryTest, ABindingWritesTheBytesOfTheDocumentPath) {
                          R"({"status":{"conditions":[{"type":"Ready","status":"False"}]}})",
                          Subresource::kStatus));
   ASSERT_TRUE(Create(Resource::kPods, "default", PodJson("waited")));
-  ASSERT_TRUE(MergePatch(Resource::kPods, "default", "waited",
-                         R"({"status":{"conditions":[{"type":"PodScheduled","status":"False",)"
-                         R"("reason":"Unschedulable","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})",
-                         Subresource::kStatus));
+  ASSERT_TRUE(
+      MergePatch(Resource::kPods, "default", "waited",
+                 R"({"status":{"conditions":[{"type":"PodScheduled","status":"False",)"
+                 R"("reason":"Unschedulable","lastTransitionTime":"2026-01-01T00:00:00Z"}]}})",
+                 Subresource::kStatus));
   for (const char* name : {"fresh", "ready", "waited"}) {
     SCOPED_TRACE(name);
     ObjectPtr before = Get(Resource::kPods, "default", name);
@@ -254,7 +255,8 @@ TEST_F(RegistryTest, ABindingWritesTheBytesOfTheDocumentPath) {
     ASSERT_TRUE(api::SetPodCondition(doc, scheduled).ok());
     for (auto& c : doc["status"]["conditions"].GetArray()) {
       for (const char* t : {"lastProbeTime", "lastTransitionTime"}) {
-        if (!c.HasMember(t)) c.AddMember(rapidjson::StringRef(t), rapidjson::Value(), doc.GetAllocator());
+        if (!c.HasMember(t))
+          c.AddMember(rapidjson::StringRef(t), rapidjson::Value(), doc.GetAllocator());
       }
     }
     EXPECT_EQ(*bound->json, WithResourceVersion(EncodeForStorage(doc), bound->revision));
@@ -321,8 +323,9 @@ TEST_F(RegistryTest, ATypedEventIsCreatedAsTheSameEventSentAsJson) {
   ApiResult<rapidjson::Document> mismatch = create_typed("default", elsewhere);
   ASSERT_FALSE(mismatch);
   EXPECT_EQ(mismatch.error().code, 400);
-  EXPECT_EQ(mismatch.error().message,
-            "the namespace of the provided object does not match the namespace sent on the request");
+  EXPECT_EQ(
+      mismatch.error().message,
+      "the namespace of the provided object does not match the namespace sent on the request");
   elsewhere.meta.namespace_.clear();
   ApiResult<rapidjson::Document> missing = create_typed("nowhere", elsewhere);
   ASSERT_FALSE(missing);
@@ -369,6 +372,77 @@ TEST_F(RegistryTest, APatchNamingAnotherUidIsRefusedAtOnce) {
               "precondition: another, UID in object meta: " +
                   uid);
   }
+}
+
+// A condition added in process (the taint eviction controller's DisruptionTarget) writes what its
+// strategic merge patch writes, spliced into the pod's bytes when the pod has none of its type;
+// refusals are the patch's.
+TEST_F(RegistryTest, AnAddedPodConditionWritesWhatItsPatchWrites) {
+  Start();
+  auto add = [&](std::string name, std::string uid, const api::Condition& c) {
+    return Wait([&](WriteCallback done) {
+      registry_->AddPodCondition("default", std::move(name), std::move(uid), c, std::move(done));
+    });
+  };
+  api::Condition c;
+  c.type = "DisruptionTarget";
+  c.status = "True";
+  c.observed_generation = 1;
+  c.last_transition_time = "2026-01-01T00:00:00Z";
+  c.reason = "DeletionByTaintManager";
+  c.message = "Taint manager: deleting due to NoExecute taint";
+  for (const char* name : {"spliced", "patched", "bound-spliced", "bound-patched"}) {
+    ASSERT_TRUE(Create(Resource::kPods, "default", PodJson(name)));
+  }
+  ASSERT_TRUE(Bind("default", "bound-spliced"));
+  ASSERT_TRUE(Bind("default", "bound-patched"));
+  auto uid = [&](const char* name) { return Get(Resource::kPods, "default", name)->meta().uid; };
+  for (const auto& [spliced, patched] :
+       {std::pair{"spliced", "patched"}, std::pair{"bound-spliced", "bound-patched"}}) {
+    SCOPED_TRACE(spliced);
+    ASSERT_TRUE(add(spliced, uid(spliced), c));
+    ASSERT_TRUE(Patch(Resource::kPods, "default", patched, api::PatchType::kStrategicMergePatch,
+                      Registry::PodConditionPatch(uid(patched), c), Subresource::kStatus));
+    ObjectPtr a = Get(Resource::kPods, "default", spliced);
+    ObjectPtr b = Get(Resource::kPods, "default", patched);
+    Result<api::Pod> decoded = api::DecodePod(Parse(std::string_view(*a->json)));
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(api::EncodePod(*a->As<api::Pod>()), api::EncodePod(*decoded));
+    // The same pod but for the name, the UID and the times of the creates and bindings. (The
+    // splice appends the condition, as upstream's taint manager's patch with its
+    // $setElementOrder does; this patch, without one, puts it first.)
+    api::Pod pa = *decoded;
+    Result<api::Pod> pb = api::DecodePod(Parse(std::string_view(*b->json)));
+    ASSERT_TRUE(pb);
+    for (api::Pod* p : {&pa, &*pb}) {
+      p->meta.name.clear();
+      p->meta.uid.clear();
+      p->meta.resource_version.clear();
+      p->meta.creation_timestamp.clear();
+      std::sort(p->status.conditions.begin(), p->status.conditions.end(),
+                [](const api::Condition& x, const api::Condition& y) { return x.type < y.type; });
+      for (api::Condition& cond : p->status.conditions) {
+        if (cond.type == "PodScheduled") cond.last_transition_time.clear();
+      }
+    }
+    EXPECT_EQ(api::EncodePod(pa), api::EncodePod(*pb));
+    EXPECT_EQ(a->As<api::Pod>()->status.conditions.back().type, "DisruptionTarget");
+  }
+  // Twice: the condition is there, so the patch decides.
+  ASSERT_TRUE(add("spliced", uid("spliced"), c));
+  EXPECT_EQ(Get(Resource::kPods, "default", "spliced")->As<api::Pod>()->status.conditions.size(),
+            1u);
+  // Refused as the patch is.
+  ApiResult<rapidjson::Document> stale = add("patched", "not-the-uid", c);
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code, 409);
+  EXPECT_EQ(stale.error().message,
+            "Operation cannot be fulfilled on pods \"patched\": Precondition failed: UID in "
+            "precondition: not-the-uid, UID in object meta: " +
+                uid("patched"));
+  ApiResult<rapidjson::Document> missing = add("nobody", "u", c);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, 404);
 }
 
 // A pod's status patch decodes only the status onto the current typed view, and a deletion mark

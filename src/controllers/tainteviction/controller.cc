@@ -31,17 +31,16 @@ bool SameNoExecuteTaints(const api::Node* a, const api::Node* b) {
   return i == x.size() && j == y.size();
 }
 
-std::string StatusPatch(std::string_view uid, const api::Pod& pod, client::Time now) {
-  std::string p = R"({"metadata":{"uid":")";
-  p.append(uid).append(R"("},"status":{"conditions":[{"type":"DisruptionTarget",)");
-  if (pod.meta.generation != 0) {
-    p.append("\"observedGeneration\":").append(std::to_string(pod.meta.generation)).append(",");
-  }
-  p.append(R"("status":"True","lastProbeTime":null,"lastTransitionTime":")");
-  p.append(FormatRfc3339(now));
-  p.append(R"(","reason":")").append(kConditionReason);
-  p.append(R"(","message":")").append(kConditionMessage).append("\"}]}}");
-  return p;
+// The DisruptionTarget condition the controller sets before it deletes.
+api::Condition DisruptionTarget(const api::Pod& pod, client::Time now) {
+  api::Condition c;
+  c.type = "DisruptionTarget";
+  c.status = "True";
+  c.observed_generation = pod.meta.generation;
+  c.last_transition_time = FormatRfc3339(now);
+  c.reason = std::string(kConditionReason);
+  c.message = std::string(kConditionMessage);
+  return c;
 }
 
 bool HasDisruptionTarget(const api::Pod& pod) {
@@ -482,12 +481,11 @@ void Controller::Verified(const UidKey& key, uint64_t token, server::ApiResult<O
     client->Delete(Resource::kPods, ns, name, std::move(opts), post_deleted);
   };
   if (HasDisruptionTarget(*live)) return del();
-  client_->Patch(Resource::kPods, ns, name, server::Subresource::kStatus,
-                 api::PatchType::kStrategicMergePatch, StatusPatch(uid, *live, clock_->Now()),
-                 [del, post_deleted](server::ApiResult<store::Bytes> r) {
-                   if (r) return del();
-                   post_deleted(server::ApiErr(std::move(r.error())));
-                 });
+  client_->AddPodCondition(ns, name, uid, DisruptionTarget(*live, clock_->Now()),
+                           [del, post_deleted](server::ApiResult<store::Bytes> r) {
+                             if (r) return del();
+                             post_deleted(server::ApiErr(std::move(r.error())));
+                           });
 }
 
 void Controller::Deleted(const UidKey& key, uint64_t token, server::ApiResult<store::Bytes> r) {

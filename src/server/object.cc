@@ -1,5 +1,6 @@
 #include "server/object.h"
 
+#include <charconv>
 #include <cstring>
 
 #include <rapidjson/stringbuffer.h>
@@ -391,6 +392,22 @@ std::string WithResourceVersion(std::string_view stored, store::Revision revisio
   if (!doc || !doc->IsObject()) return std::string(stored);
   (void)api::SetResourceVersion(*doc, rv);
   return api::EncodeJson(*doc);
+}
+
+bool StampInPlace(std::string& stored, store::Revision revision) {
+  const size_t body = MetadataBody(stored);
+  if (body == std::string_view::npos || body >= stored.size()) return false;
+  const std::string_view rest = std::string_view(stored).substr(body);
+  if (rest.starts_with(kResourceVersionOpen)) return false;
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), revision);
+  if (ec != std::errc()) return false;
+  const bool empty = rest.front() == '}';
+  std::string member;
+  member.reserve(kStampRoom);
+  member.append(kResourceVersionOpen).append(digits, end).append(empty ? "\"" : "\",");
+  stored.insert(body, member);
+  return true;
 }
 
 store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value) {

@@ -132,6 +132,13 @@ inline std::optional<std::string> WithBinding(std::string_view stored, std::stri
 }
 // The store::ValueStamp of the registry's writes: the WithResourceVersion form of `value`.
 store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value);
+// Room a buffer for StampInPlace keeps past its bytes: `"resourceVersion":"<rev>",` fits.
+inline constexpr size_t kStampRoom = 48;
+// WithResourceVersion done to `stored` itself, for bytes in the storage format without a
+// resourceVersion: the member is inserted after `"metadata":{`, within the string's capacity
+// when it has kStampRoom to spare (no new buffer, no copy of the bytes). False, and `stored`
+// unchanged, for bytes of another form.
+bool StampInPlace(std::string& stored, store::Revision revision);
 
 // Encodes `object` in the storage format without its resourceVersion (which
 // StampResourceVersion adds): kind, apiVersion, metadata first, then every other member as it is.

@@ -177,6 +177,28 @@ TEST(ObjectTest, BindingsAreSplicedIntoStoredBytes) {
                            R"("n")", cond));
 }
 
+// The registry's stamp inserts the resourceVersion into the write's own buffer: the bytes are
+// WithResourceVersion's, and with room reserved the buffer is not replaced.
+TEST(ObjectTest, StampsInPlaceGiveWithResourceVersionsBytes) {
+  for (std::string bytes :
+       {std::string(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},"spec":{}})"),
+        std::string(R"({"kind":"Pod","apiVersion":"v1","metadata":{}})")}) {
+    SCOPED_TRACE(bytes);
+    const std::string want = WithResourceVersion(bytes, 1234567);
+    bytes.reserve(bytes.size() + kStampRoom);
+    const char* data = bytes.data();
+    ASSERT_TRUE(StampInPlace(bytes, 1234567));
+    EXPECT_EQ(bytes, want);
+    EXPECT_EQ(bytes.data(), data);
+    // Stamped already, or not the storage format: left to WithResourceVersion.
+    EXPECT_FALSE(StampInPlace(bytes, 7));
+    EXPECT_EQ(bytes, want);
+  }
+  std::string other = R"({"metadata":{"name":"p"},"kind":"Pod"})";
+  std::string not_storage = std::string(300, ' ') + other;
+  EXPECT_FALSE(StampInPlace(not_storage, 1));
+}
+
 TEST(ObjectTest, TypedViewIsHeldByPointer) {
   // An object pays for its own kind's view, not for the largest alternative's.
   EXPECT_LE(sizeof(TypedObject), 3 * sizeof(void*));

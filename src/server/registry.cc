@@ -725,13 +725,23 @@ void Registry::CreateSynced(const ResourceInfo& info, const std::string& ns, Doc
 namespace {
 
 // The registry's ValueStamp: stamps the resourceVersion into the value and hands the write's
-// typed view (if any) to the watch cache with it.
-store::ValueStamp PrepareStamp(WatchCache* cache, TypedObject typed) {
-  if (typed.empty()) return StampResourceVersion;
-  return [cache, typed = std::move(typed)](store::Revision revision,
-                                           const store::Bytes& value) mutable {
-    store::Bytes stamped = StampResourceVersion(revision, value);
-    if (typed.SetResourceVersion(revision)) cache->Prepare(revision, stamped, std::move(typed));
+// typed view (if any) to the watch cache with it. `buffer` is the value's own string, which
+// nothing else reads before the stamp: the resourceVersion goes into it in place (the write
+// left it room), and only bytes of another form are copied to be stamped.
+store::ValueStamp PrepareStamp(WatchCache* cache, TypedObject typed,
+                               std::shared_ptr<std::string> buffer) {
+  return [cache, typed = std::move(typed), buffer = std::move(buffer)](
+             store::Revision revision, const store::Bytes& value) mutable {
+    store::Bytes stamped;
+    if (value.get() == buffer.get() && StampInPlace(*buffer, revision)) {
+      stamped = value;
+    } else {
+      stamped = StampResourceVersion(revision, value);
+    }
+    buffer.reset();
+    if (!typed.empty() && typed.SetResourceVersion(revision)) {
+      cache->Prepare(revision, stamped, std::move(typed));
+    }
     return stamped;
   };
 }
@@ -776,14 +786,19 @@ void Registry::WriteStored(const ResourceInfo& info, ObjectPtr current,
     done(std::move(r->value));
   };
   // The store stamps the resourceVersion in once the revision is known (object.h), so the
-  // object exists once in memory rather than once unstamped in the store and once served.
-  store_->Write(store::WriteOp{.type = current ? store::WriteOp::Type::kUpdate
-                                               : store::WriteOp::Type::kCreate,
-                               .key = ObjectKey(info, namespace_, name),
-                               .value = store::MakeBytes(std::move(stored)),
-                               .expected_mod_revision = current ? current->revision : 0,
-                               .stamp = PrepareStamp(&cache(info.resource), std::move(typed))},
-                std::move(on_done));
+  // object exists once in memory rather than once unstamped in the store and once served; the
+  // buffer keeps room for it, so the stamp is made in place.
+  if (stored.capacity() - stored.size() < kStampRoom) stored.reserve(stored.size() + kStampRoom);
+  auto buffer = std::make_shared<std::string>(std::move(stored));
+  store::Bytes value = buffer;
+  store_->Write(
+      store::WriteOp{
+          .type = current ? store::WriteOp::Type::kUpdate : store::WriteOp::Type::kCreate,
+          .key = ObjectKey(info, namespace_, name),
+          .value = std::move(value),
+          .expected_mod_revision = current ? current->revision : 0,
+          .stamp = PrepareStamp(&cache(info.resource), std::move(typed), std::move(buffer))},
+      std::move(on_done));
 }
 
 void Registry::Update(const ResourceInfo& info, std::string namespace_, std::string name,

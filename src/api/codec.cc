@@ -1793,6 +1793,9 @@ std::string EncodeLease(const Lease& lease) {
 std::string EncodePriorityClass(const PriorityClass& pc) {
   return EncodeWith([&](auto& e) { WritePriorityClass(e, pc); });
 }
+std::string EncodePodCondition(const Condition& condition) {
+  return EncodeWith([&](auto& e) { WriteCondition(e, condition, ConditionKind::kPod); });
+}
 
 rapidjson::Document NodeToDocument(const Node& node) {
   return DocumentWith([&](auto& e) { WriteNode(e, node); });

@@ -109,6 +109,8 @@ std::string EncodeNamespace(const Namespace& ns);
 std::string EncodeEvent(const Event& event);
 std::string EncodeLease(const Lease& lease);
 std::string EncodePriorityClass(const PriorityClass& pc);
+// One element of a pod's status.conditions, as EncodePod writes it (both times always present).
+std::string EncodePodCondition(const Condition& condition);
 rapidjson::Document NodeToDocument(const Node& node);
 rapidjson::Document PodToDocument(const Pod& pod);
 rapidjson::Document NamespaceToDocument(const Namespace& ns);

@@ -1,5 +1,6 @@
 #include "server/object.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -402,11 +403,13 @@ bool StampInPlace(std::string& stored, store::Revision revision) {
   char digits[24];
   const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), revision);
   if (ec != std::errc()) return false;
-  const bool empty = rest.front() == '}';
-  std::string member;
-  member.reserve(kStampRoom);
-  member.append(kResourceVersionOpen).append(digits, end).append(empty ? "\"" : "\",");
-  stored.insert(body, member);
+  // `"resourceVersion":"<rev>",` composed on the stack, then moved in with the bytes after it.
+  char member[kStampRoom];
+  char* out = std::copy(kResourceVersionOpen.begin(), kResourceVersionOpen.end(), member);
+  out = std::copy(digits, end, out);
+  *out++ = '"';
+  if (rest.front() != '}') *out++ = ',';
+  stored.insert(body, member, static_cast<size_t>(out - member));
   return true;
 }
 

@@ -42,7 +42,8 @@ class JsonOut {
 
   // Makes room for `n` more bytes. The check is inline; growing (rare) is not.
   void Reserve(size_t n) {
-    if (out_->size() - len_ < n) [[unlikely]] Grow(n);
+    if (out_->size() - len_ < n) [[unlikely]]
+      Grow(n);
   }
   // Writes into the room made by Reserve.
   void PutUnsafe(char c) { (*out_)[len_++] = c; }

@@ -208,10 +208,7 @@ class EventsV1Recorder : public RecorderBase {
     auto shared = std::make_shared<api::Event>(std::move(ev));
     if (!patch) {
       WithRetries(
-          [this, shared](WriteDone done) {
-            client_->CreateEvent(*shared, std::move(done));
-          },
-          0);
+          [this, shared](WriteDone done) { client_->CreateEvent(*shared, std::move(done)); }, 0);
       return;
     }
     std::string body = "{\"series\":{\"count\":" + std::to_string(shared->series_count) +

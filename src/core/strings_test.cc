@@ -8,9 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
-#include <vector>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace kt {
 namespace {
@@ -163,15 +163,23 @@ TEST(EncodeBase64Test, MatchesRfc4648Vectors) {
 
 TEST(HexTest, AgreesWithPrintf) {
   std::mt19937_64 rng(7);
-  std::vector<uint64_t> values = {0, 1, 0xf, 0x10, 0xff, 0xffffffff, 0x100000000ULL,
-                                  0x7fffffffffffffffULL, 0xffffffffffffffffULL};
+  std::vector<uint64_t> values = {0,
+                                  1,
+                                  0xf,
+                                  0x10,
+                                  0xff,
+                                  0xffffffff,
+                                  0x100000000ULL,
+                                  0x7fffffffffffffffULL,
+                                  0xffffffffffffffffULL};
   for (int i = 0; i < 10000; ++i) values.push_back(rng() >> (rng() % 64));
   for (uint64_t v : values) {
     char want[40];
     char got[20];
     std::snprintf(want, sizeof want, "%llx", static_cast<unsigned long long>(v));
     ASSERT_EQ(std::string(got, PutHexMinimal(got, v)), want) << v;
-    std::snprintf(want, sizeof want, "%012llx", static_cast<unsigned long long>(v & 0xffffffffffffULL));
+    std::snprintf(want, sizeof want, "%012llx",
+                  static_cast<unsigned long long>(v & 0xffffffffffffULL));
     ASSERT_EQ(std::string(got, PutHex(got, v, 12)), want) << v;
   }
 }

@@ -131,8 +131,7 @@ class NodeInfo {
     return m.owner == owner && m.generation == generation_ && m.a == a && m.b == b ? &m.score
                                                                                    : nullptr;
   }
-  void RememberScore(MemoSlot slot, uint64_t owner, int64_t a, int64_t b,
-                     int64_t score) const {
+  void RememberScore(MemoSlot slot, uint64_t owner, int64_t a, int64_t b, int64_t score) const {
     memo_[slot] = ScoreMemo{owner, generation_, a, b, score};
   }
 

@@ -831,8 +831,8 @@ TEST(NodeResourcesScoreMemoTest, RememberedScoresFollowTheNodesAndTheRequest) {
   FakeHandle h;
   for (int i = 1; i <= 4; ++i) {
     h.cache.AddNode(MakeNode("node" + std::to_string(i),
-                             Capacity(R"("cpu":")" + std::to_string(i * 1000) +
-                                      R"(m","memory":")" + std::to_string(i * 4096) + R"(")")));
+                             Capacity(R"("cpu":")" + std::to_string(i * 1000) + R"(m","memory":")" +
+                                      std::to_string(i * 4096) + R"(")")));
   }
   PluginArgs most;
   most.node_resources_fit.scoring_strategy = "MostAllocated";
@@ -862,7 +862,8 @@ TEST(NodeResourcesScoreMemoTest, RememberedScoresFollowTheNodesAndTheRequest) {
   check("again", small);
   check("another request", big);
   check("the first request again", small);
-  h.cache.AddPod(NewPodInfo(MakePod("placed", Spec({R"({"cpu":"300m","memory":"2048"})"}), "node2")));
+  h.cache.AddPod(
+      NewPodInfo(MakePod("placed", Spec({R"({"cpu":"300m","memory":"2048"})"}), "node2")));
   check("a pod added to node2", small);
   check("a pod added to node2, big", big);
   h.cache.RemovePod(h.cache.Get("node2")->pods()[0]->uid());

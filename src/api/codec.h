@@ -109,7 +109,9 @@ std::string EncodeNamespace(const Namespace& ns);
 std::string EncodeEvent(const Event& event);
 std::string EncodeLease(const Lease& lease);
 std::string EncodePriorityClass(const PriorityClass& pc);
-// One element of a pod's status.conditions, as EncodePod writes it (both times always present).
+// One element of a pod's status.conditions, as EncodePod writes it (both times always present,
+// as the registry's NormalizeForStorage leaves them): what a binding or a status write splices
+// into a pod's stored bytes (RegistryTest.ABindingWritesTheBytesOfTheDocumentPath).
 std::string EncodePodCondition(const Condition& condition);
 rapidjson::Document NodeToDocument(const Node& node);
 rapidjson::Document PodToDocument(const Pod& pod);

@@ -400,13 +400,12 @@ bool StampInPlace(std::string& stored, store::Revision revision) {
   if (body == std::string_view::npos || body >= stored.size()) return false;
   const std::string_view rest = std::string_view(stored).substr(body);
   if (rest.starts_with(kResourceVersionOpen)) return false;
-  char digits[24];
-  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), revision);
-  if (ec != std::errc()) return false;
   // `"resourceVersion":"<rev>",` composed on the stack, then moved in with the bytes after it.
   char member[kStampRoom];
   char* out = std::copy(kResourceVersionOpen.begin(), kResourceVersionOpen.end(), member);
-  out = std::copy(digits, end, out);
+  const auto [end, ec] = std::to_chars(out, member + kStampRoom - 2, revision);
+  if (ec != std::errc()) return false;
+  out = end;
   *out++ = '"';
   if (rest.front() != '}') *out++ = ',';
   stored.insert(body, member, static_cast<size_t>(out - member));

@@ -209,11 +209,6 @@ void NormalizeConditionTimes(Resource resource, Document& doc) {
   }
 }
 
-// The JSON of `c` as a write adds it to a pod's document without conditions of its type (a
-// binding's PodScheduled, ...): SetPodCondition's element, whose times are already those
-// NormalizeForStorage completes (RegistryTest.ABindingWritesTheBytesOfTheDocumentPath).
-std::string PodConditionJson(const api::Condition& c) { return api::EncodePodCondition(c); }
-
 Value* MemberOrNull(Value& v, const char* key) {
   if (!v.IsObject()) return nullptr;
   auto it = v.FindMember(key);
@@ -1795,7 +1790,7 @@ void Registry::BindAttempt(std::string namespace_, std::string name,
     std::string node_json;
     AppendJsonString(node_json, target);
     std::optional<std::string> spliced =
-        WithBinding(*current->json, node_json, PodConditionJson(scheduled));
+        WithBinding(*current->json, node_json, api::EncodePodCondition(scheduled));
     if (spliced) {
       return WriteStored(info, current, namespace_, name, std::move(*spliced), bound_view(),
                          options, std::move(on_written));
@@ -1830,7 +1825,9 @@ void Registry::BindOnceSynced(std::string namespace_, std::string name,
 std::string Registry::PodConditionPatch(std::string_view uid, const api::Condition& condition) {
   std::string patch = R"({"metadata":{"uid":)";
   AppendJsonString(patch, uid);
-  patch.append(R"(},"status":{"conditions":[)").append(PodConditionJson(condition)).append("]}}");
+  patch.append(R"(},"status":{"conditions":[)")
+      .append(api::EncodePodCondition(condition))
+      .append("]}}");
   return patch;
 }
 
@@ -1844,45 +1841,45 @@ void Registry::AddPodCondition(std::string namespace_, std::string name, std::st
   if (options_.admission && options_.admission->ReadsObject(info.group, info.plural, "status")) {
     return by_patch(std::move(done));
   }
-  SyncAll({Resource::kPods, Resource::kNamespaces},
-          [this, &info, ns = std::move(namespace_), name = std::move(name), uid = std::move(uid),
-           condition = std::move(condition), by_patch = std::move(by_patch),
-           done = std::move(done)]() mutable {
-            ObjectPtr current = cache(Resource::kPods).Get(ns, name);
-            const api::Pod* pod = current ? current->As<api::Pod>() : nullptr;
-            // A missing pod, another pod of that name, one being deleted (whose status write
-            // may delete it): Patch answers each as upstream.
-            if (pod == nullptr || pod->meta.uid != uid || pod->meta.deletion_timestamp) {
-              return by_patch(std::move(done));
-            }
-            std::optional<std::string> spliced =
-                WithPodCondition(*current->json, condition.type, PodConditionJson(condition));
-            if (!spliced) return by_patch(std::move(done));
-            // The update's admission (NamespaceLifecycle: the namespace must exist). Validation
-            // reads nothing this changes: the spec, metadata and tolerations are the stored
-            // ones, and status conditions are not validated.
-            admission::Attributes attributes{.operation = admission::Operation::kUpdate,
-                                             .group = info.group,
-                                             .resource = info.plural,
-                                             .subresource = "status",
-                                             .namespace_ = ns,
-                                             .name = name};
-            if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
-            if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
-            api::Pod next = *pod;
-            next.meta.resource_version.clear();
-            api::SetPodCondition(next, condition);
-            WriteStored(info, current, ns, name, std::move(*spliced), TypedObject(std::move(next)),
-                        {},
-                        [by_patch = std::move(by_patch),
-                         done = std::move(done)](ApiResult<store::Bytes> r) mutable {
-                          // Lost to a newer version: the patch reads it and tries again.
-                          if (!r && IsStaleWriteConflict(r.error())) {
-                            return by_patch(std::move(done));
-                          }
-                          done(std::move(r));
-                        });
-          });
+  SyncAll(
+      {Resource::kPods, Resource::kNamespaces},
+      [this, &info, ns = std::move(namespace_), name = std::move(name), uid = std::move(uid),
+       condition = std::move(condition), by_patch = std::move(by_patch),
+       done = std::move(done)]() mutable {
+        ObjectPtr current = cache(Resource::kPods).Get(ns, name);
+        const api::Pod* pod = current ? current->As<api::Pod>() : nullptr;
+        // A missing pod, another pod of that name, one being deleted (whose status write
+        // may delete it): Patch answers each as upstream.
+        if (pod == nullptr || pod->meta.uid != uid || pod->meta.deletion_timestamp) {
+          return by_patch(std::move(done));
+        }
+        std::optional<std::string> spliced =
+            WithPodCondition(*current->json, condition.type, api::EncodePodCondition(condition));
+        if (!spliced) return by_patch(std::move(done));
+        // The update's admission (NamespaceLifecycle: the namespace must exist). Validation
+        // reads nothing this changes: the spec, metadata and tolerations are the stored
+        // ones, and status conditions are not validated.
+        admission::Attributes attributes{.operation = admission::Operation::kUpdate,
+                                         .group = info.group,
+                                         .resource = info.plural,
+                                         .subresource = "status",
+                                         .namespace_ = ns,
+                                         .name = name};
+        if (auto r = Admit(attributes); !r) return done(ApiErr(r.error()));
+        if (auto r = ValidateAdmission(attributes); !r) return done(ApiErr(r.error()));
+        api::Pod next = *pod;
+        next.meta.resource_version.clear();
+        api::SetPodCondition(next, condition);
+        WriteStored(info, current, ns, name, std::move(*spliced), TypedObject(std::move(next)), {},
+                    [by_patch = std::move(by_patch),
+                     done = std::move(done)](ApiResult<store::Bytes> r) mutable {
+                      // Lost to a newer version: the patch reads it and tries again.
+                      if (!r && IsStaleWriteConflict(r.error())) {
+                        return by_patch(std::move(done));
+                      }
+                      done(std::move(r));
+                    });
+      });
 }
 
 void Registry::Evict(std::string namespace_, std::string name, Document eviction,

@@ -337,7 +337,7 @@ std::optional<std::string> WithPodCondition(std::string_view stored, std::string
   if (inserts[1].at < inserts[0].at) std::swap(inserts[0], inserts[1]);
   if (inserts[0].at < rv_end) return std::nullopt;
   std::string out;
-  out.reserve(stored.size() + inserts[0].text.size() + inserts[1].text.size());
+  out.reserve(stored.size() + inserts[0].text.size() + inserts[1].text.size() + kStampRoom);
   out.append(stored.substr(0, body));
   out.append(stored.substr(rv_end, inserts[0].at - rv_end)).append(inserts[0].text);
   out.append(stored.substr(inserts[0].at, inserts[1].at - inserts[0].at)).append(inserts[1].text);
@@ -345,13 +345,18 @@ std::optional<std::string> WithPodCondition(std::string_view stored, std::string
   return out;
 }
 
+namespace {
+// Past this, a thread's encoding buffer is given back after use.
+constexpr size_t kScratchKeep = 1 << 20;
+}  // namespace
+
 std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
                          const rapidjson::Value& metadata) {
-  std::string out;
-  out.reserve(bytes.size() + 64);
-  out.append(bytes.substr(0, span.first));
+  // The metadata is written first, so the result is allocated once at its size.
+  thread_local std::string meta;
+  meta.clear();
   {
-    api::JsonWriter w(&out);  // done with `out` once it goes
+    api::JsonWriter w(&meta);  // done with `meta` once it goes
     w.StartObject();
     for (const auto& m : metadata.GetObject()) {
       if (std::strcmp(m.name.GetString(), "resourceVersion") == 0) continue;
@@ -359,9 +364,11 @@ std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
       m.value.Accept(w);
     }
     w.EndObject();
-    w.Finish();
   }
-  out.append(bytes.substr(span.second));
+  std::string out;
+  out.reserve(bytes.size() - (span.second - span.first) + meta.size() + kStampRoom);
+  out.append(bytes.substr(0, span.first)).append(meta).append(bytes.substr(span.second));
+  if (meta.capacity() > kScratchKeep) std::string().swap(meta);
   return out;
 }
 
@@ -416,10 +423,9 @@ store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& 
   return store::MakeBytes(WithResourceVersion(*value, revision));
 }
 
-std::string EncodeForStorage(const rapidjson::Value& object) {
-  std::string out;
-  out.reserve(1024);
-  api::JsonWriter w(&out);
+namespace {
+
+void WriteForStorage(api::JsonWriter& w, const rapidjson::Value& object) {
   w.StartObject();
   for (const char* name : {"kind", "apiVersion"}) {
     auto it = object.FindMember(name);
@@ -446,7 +452,33 @@ std::string EncodeForStorage(const rapidjson::Value& object) {
     m.value.Accept(w);
   }
   w.EndObject();
-  w.Finish();
+}
+
+}  // namespace
+
+void FitForStorage(std::string& stored) {
+  const size_t want = stored.size() + kStampRoom;
+  // Within an eighth of the size: jemalloc's size classes round up by as much anyway.
+  if (stored.capacity() >= want && stored.capacity() - want <= want / 8) return;
+  std::string fit;
+  fit.reserve(want);
+  fit.append(stored);
+  stored = std::move(fit);
+}
+
+std::string EncodeForStorage(const rapidjson::Value& object) {
+  // Written into a buffer this thread keeps, then copied once into a string of the size.
+  thread_local std::string scratch;
+  scratch.clear();
+  {
+    api::JsonWriter w(&scratch);
+    WriteForStorage(w, object);
+  }
+  std::string out;
+  out.reserve(scratch.size() + kStampRoom);
+  out.append(scratch);
+  // A rare huge object does not stay allocated for the thread's lifetime.
+  if (scratch.capacity() > kScratchKeep) std::string().swap(scratch);
   return out;
 }
 

@@ -134,6 +134,10 @@ inline std::optional<std::string> WithBinding(std::string_view stored, std::stri
 store::Bytes StampResourceVersion(store::Revision revision, const store::Bytes& value);
 // Room a buffer for StampInPlace keeps past its bytes: `"resourceVersion":"<rev>",` fits.
 inline constexpr size_t kStampRoom = 48;
+// Makes `stored`, bytes about to be kept as a version of an object, hold kStampRoom past its
+// bytes and not much more: a buffer grown by doubling while it was written would otherwise keep
+// up to twice its size for as long as the version lives. Copies the bytes only when it must.
+void FitForStorage(std::string& stored);
 // WithResourceVersion done to `stored` itself, for bytes in the storage format without a
 // resourceVersion: the member is inserted after `"metadata":{`, within the string's capacity
 // when it has kStampRoom to spare (no new buffer, no copy of the bytes). False, and `stored`

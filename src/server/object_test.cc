@@ -199,6 +199,63 @@ TEST(ObjectTest, StampsInPlaceGiveWithResourceVersionsBytes) {
   EXPECT_FALSE(StampInPlace(not_storage, 1));
 }
 
+// A version's bytes live as long as the version: the buffers the registry stores keep the
+// stamp's room and not the slack of a buffer grown by doubling while it was written.
+TEST(ObjectTest, StoredBuffersKeepTheStampsRoomAndLittleMore) {
+  auto fits = [](const std::string& s) {
+    return s.capacity() >= s.size() + kStampRoom &&
+           s.capacity() <= s.size() + kStampRoom + (s.size() + kStampRoom) / 8;
+  };
+  // A pod of about 3 KB, as the writers' buffers would otherwise double past it.
+  std::string pod = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","labels":{)";
+  for (int i = 0; i < 60; ++i) {
+    if (i > 0) pod.push_back(',');
+    pod.append(R"("label-)").append(std::to_string(i)).append(R"(":"value-)");
+    pod.append(std::to_string(i)).append(20, 'x').push_back('"');
+  }
+  pod += R"(}},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{}})";
+  Result<rapidjson::Document> doc = api::ParseJson(pod);
+  ASSERT_TRUE(doc) << doc.error().message();
+  const std::string encoded = EncodeForStorage(*doc);
+  EXPECT_EQ(encoded, pod);
+  EXPECT_TRUE(fits(encoded)) << encoded.size() << " in " << encoded.capacity();
+
+  const std::optional<std::pair<size_t, size_t>> span = MetadataObject(encoded);
+  ASSERT_TRUE(span.has_value());
+  Result<rapidjson::Document> meta =
+      api::ParseJson(std::string_view(encoded).substr(span->first, span->second - span->first));
+  ASSERT_TRUE(meta) << meta.error().message();
+  // More metadata than the old 64 bytes of room: the result is still allocated at its size.
+  meta->AddMember("deletionTimestamp", "2026-11-28T10:00:00Z", meta->GetAllocator());
+  meta->AddMember("deletionGracePeriodSeconds", 30, meta->GetAllocator());
+  meta->AddMember("generation", 2, meta->GetAllocator());
+  const std::string marked = WithMetadata(encoded, *span, *meta);
+  EXPECT_NE(marked.find(R"("deletionGracePeriodSeconds":30)"), std::string::npos);
+  EXPECT_TRUE(fits(marked)) << marked.size() << " in " << marked.capacity();
+
+  std::optional<std::string> bound = WithBinding(WithResourceVersion(encoded, 5), R"("node-1")",
+                                                 R"({"type":"PodScheduled","status":"True"})");
+  ASSERT_TRUE(bound.has_value());
+  EXPECT_TRUE(fits(*bound)) << bound->size() << " in " << bound->capacity();
+
+  // A buffer with twice the room it needs is copied into one of its size; one that fits is
+  // kept as it is.
+  std::string grown = pod;
+  grown.reserve(2 * pod.size());
+  FitForStorage(grown);
+  EXPECT_EQ(grown, pod);
+  EXPECT_TRUE(fits(grown)) << grown.size() << " in " << grown.capacity();
+  const char* data = grown.data();
+  FitForStorage(grown);
+  EXPECT_EQ(grown.data(), data);
+  // Too little room for the stamp: made.
+  std::string tight = pod;
+  tight.shrink_to_fit();
+  FitForStorage(tight);
+  EXPECT_EQ(tight, pod);
+  EXPECT_TRUE(fits(tight));
+}
+
 TEST(ObjectTest, TypedViewIsHeldByPointer) {
   // An object pays for its own kind's view, not for the largest alternative's.
   EXPECT_LE(sizeof(TypedObject), 3 * sizeof(void*));

@@ -777,7 +777,7 @@ void Registry::WriteStored(const ResourceInfo& info, ObjectPtr current,
   // The store stamps the resourceVersion in once the revision is known (object.h), so the
   // object exists once in memory rather than once unstamped in the store and once served; the
   // buffer keeps room for it, so the stamp is made in place.
-  if (stored.capacity() - stored.size() < kStampRoom) stored.reserve(stored.size() + kStampRoom);
+  FitForStorage(stored);
   auto buffer = std::make_shared<std::string>(std::move(stored));
   store::Bytes value = buffer;
   store_->Write(

@@ -11,18 +11,22 @@
 //   auto found = index.Find(map, "key");      // map.end() if absent
 //   index.Erase(it); map.erase(it);           // before the entry goes
 //
-// Entries are keyed by the 64-bit hash of the map's key (integers, not strings: nothing is
-// copied or compared but on a hit); keys that share a hash are told apart by comparing the
-// map's keys. An index entry holds the map iterator, which stays valid until its map entry is
-// erased or extracted: Erase it first (and Insert the entry again once a node handle is back in
-// the map).
+// The index is one flat array of slots, each a map iterator and its key's 64-bit hash, probed
+// linearly from the hash's slot: a lookup reads one slot (nearly always) and compares keys only
+// when the hashes match, and an insert allocates nothing until the array doubles. Keys that
+// share a hash are told apart by comparing the map's keys. An index entry holds the map
+// iterator, which stays valid until its map entry is erased or extracted: Erase it first (and
+// Insert the entry again once a node handle is back in the map).
 // Thread safety: none of its own; guard it as the map.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace kt {
 
@@ -31,35 +35,86 @@ class KeyIndex {
  public:
   using Iterator = typename Map::iterator;
 
-  static uint64_t Hash(std::string_view key) { return Hasher()(key); }
+  // Never 0, which marks an empty slot.
+  static uint64_t Hash(std::string_view key) {
+    const uint64_t h = Hasher()(key);
+    return h == 0 ? 1 : h;
+  }
 
   // The map's entry for `key`, or map.end() (an iterator or a const_iterator, as `map` is).
   template <class M>
   auto Find(M& map, std::string_view key) const -> decltype(map.end()) {
-    auto [b, e] = index_.equal_range(Hash(key));
-    for (; b != e; ++b) {
-      if (std::string_view(b->second->first) == key) return b->second;
+    if (size_ == 0) return map.end();
+    const uint64_t h = Hash(key);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.hash == 0) return map.end();
+      if (s.hash == h && std::string_view(s.it->first) == key) return s.it;
     }
-    return map.end();
   }
   // A new map entry.
-  void Insert(Iterator it) { index_.emplace(Hash(it->first), it); }
+  void Insert(Iterator it) {
+    // At most three quarters full, so that probes stay short.
+    if ((size_ + 1) * 4 > slots_.size() * 3) Resize(std::max<size_t>(16, slots_.size() * 2));
+    Place(Hash(it->first), it);
+    ++size_;
+  }
   // A map entry about to be erased or extracted.
   void Erase(Iterator it) {
-    auto [b, e] = index_.equal_range(Hash(it->first));
-    for (; b != e; ++b) {
-      if (b->second == it) {
-        index_.erase(b);
-        return;
+    if (size_ == 0) return;
+    const uint64_t h = Hash(it->first);
+    size_t hole = h & mask_;
+    for (;; hole = (hole + 1) & mask_) {
+      if (slots_[hole].hash == 0) return;  // not indexed
+      if (slots_[hole].hash == h && slots_[hole].it == it) break;
+    }
+    // Later slots of the run move back into the hole when their home slot is at or before it,
+    // so that no probe stops early at an empty slot.
+    for (size_t j = (hole + 1) & mask_; slots_[j].hash != 0; j = (j + 1) & mask_) {
+      const size_t home = slots_[j].hash & mask_;
+      if (((j - home) & mask_) >= ((j - hole) & mask_)) {
+        slots_[hole] = slots_[j];
+        hole = j;
       }
     }
+    slots_[hole].hash = 0;
+    --size_;
   }
-  void Clear() { index_.clear(); }
-  void Reserve(size_t n) { index_.reserve(n); }
-  size_t size() const { return index_.size(); }
+  void Clear() {
+    for (Slot& s : slots_) s.hash = 0;
+    size_ = 0;
+  }
+  void Reserve(size_t n) {
+    size_t capacity = 16;
+    while (capacity * 3 < n * 4) capacity *= 2;
+    if (capacity > slots_.size()) Resize(capacity);
+  }
+  size_t size() const { return size_; }
 
  private:
-  std::unordered_multimap<uint64_t, Iterator> index_;
+  struct Slot {
+    uint64_t hash = 0;
+    Iterator it{};
+  };
+
+  void Place(uint64_t h, Iterator it) {
+    size_t i = h & mask_;
+    while (slots_[i].hash != 0) i = (i + 1) & mask_;
+    slots_[i] = Slot{h, it};
+  }
+  // `capacity`: a power of two.
+  void Resize(size_t capacity) {
+    std::vector<Slot> old(capacity);
+    old.swap(slots_);
+    mask_ = capacity - 1;
+    for (const Slot& s : old) {
+      if (s.hash != 0) Place(s.hash, s.it);
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
 };
 
 }  // namespace kt

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -61,6 +62,64 @@ void Exercise() {
 TEST(KeyIndexTest, FindsInsertedKeysAndForgetsErasedOnes) { Exercise<KeyIndex<Map>>(); }
 
 TEST(KeyIndexTest, KeysThatShareAHashAreToldApart) { Exercise<KeyIndex<Map, OneBucket>>(); }
+
+// Few distinct hashes, some at the end of the slots: runs of probes collide, wrap around the
+// array and are cut by erasures in the middle.
+struct FewHashes {
+  size_t operator()(std::string_view key) const {
+    size_t h = 0;
+    for (char c : key) h = h * 31 + static_cast<unsigned char>(c);
+    return (h % 5) * 3 + 13;  // 13, 16, 19, 22, 25: slots near the end of a 16-slot array
+  }
+};
+
+template <class Index>
+void Churn(uint32_t seed) {
+  Map map;
+  Index index;
+  std::mt19937 rng(seed);
+  for (int step = 0; step < 20000; ++step) {
+    const std::string key = "/k" + std::to_string(rng() % 64);
+    auto found = index.Find(map, key);
+    ASSERT_EQ(found, map.find(key)) << "step " << step << " key " << key;
+    if (found == map.end()) {
+      index.Insert(map.emplace(key, step).first);
+    } else if (rng() % 2 == 0) {
+      index.Erase(found);
+      map.erase(found);
+    }
+    ASSERT_EQ(index.size(), map.size());
+  }
+  // Every key the map holds is found, and nothing else.
+  for (int i = 0; i < 64; ++i) {
+    const std::string key = "/k" + std::to_string(i);
+    EXPECT_EQ(index.Find(map, key), map.find(key)) << key;
+  }
+  index.Clear();
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.Find(map, "/k1"), map.end());
+}
+
+TEST(KeyIndexTest, InsertsAndErasuresInAnyOrderKeepEveryKeyFound) {
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(seed);
+    Churn<KeyIndex<Map>>(seed);
+    Churn<KeyIndex<Map, FewHashes>>(seed);
+    Churn<KeyIndex<Map, OneBucket>>(seed);
+  }
+}
+
+TEST(KeyIndexTest, ReservedRoomHoldsTheKeysWithoutLosingAny) {
+  Map map;
+  KeyIndex<Map> index;
+  index.Insert(map.emplace("/before", 0).first);
+  index.Reserve(10000);
+  for (int i = 0; i < 10000; ++i) index.Insert(map.emplace("/k" + std::to_string(i), i).first);
+  EXPECT_EQ(index.size(), 10001u);
+  EXPECT_EQ(index.Find(map, "/before")->second, 0);
+  for (int i = 0; i < 10000; i += 97)
+    EXPECT_EQ(index.Find(map, "/k" + std::to_string(i))->second, i);
+}
 
 }  // namespace
 }  // namespace kt

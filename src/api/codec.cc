@@ -1276,27 +1276,12 @@ void WritePriorityClass(E& e, const PriorityClass& pc) {
 
 template <class F>
 std::string EncodeWith(F&& write) {
-  // Written into a buffer this thread keeps, then copied once into a string of the size: the
-  // result does not keep the slack of a buffer grown by doubling (objects keep their bytes).
-  thread_local std::string scratch;
-  thread_local bool busy = false;
-  auto encode = [&](std::string* out) {
-    StringWriter writer(out);
-    Emitter<StringWriter> e(writer);
-    write(e);
-  };
-  if (busy) {
-    std::string out;
-    encode(&out);
-    return out;
-  }
-  busy = true;
-  scratch.clear();
-  encode(&scratch);
-  std::string out(scratch);
-  if (scratch.capacity() > (size_t{1} << 20)) std::string().swap(scratch);
-  busy = false;
-  return out;
+  return WriteThroughScratch(
+      [&](StringWriter& writer) {
+        Emitter<StringWriter> e(writer);
+        write(e);
+      },
+      [](std::string_view bytes) { return std::string(bytes); });
 }
 
 template <class F>

@@ -205,4 +205,38 @@ class JsonWriter : private internal::JsonOutHolder, public rapidjson::Writer<Jso
   }
 };
 
+// Writes JSON with `write(JsonWriter&)` into a buffer the calling thread keeps, then returns
+// `use(std::string_view)` of what was written: the caller copies the bytes once into a string of
+// their size, which does not keep the slack of a buffer grown by doubling (stored objects keep
+// their bytes for as long as they live). Each call site has its own buffer per thread, sized to
+// what that site writes (JsonOut fills a buffer's capacity before writing into it, so a small
+// object must not be written into a pod's buffer). A nested call writes into a buffer of its
+// own; a buffer past 1 MB is given back after use.
+template <class Write, class Use>
+auto WriteThroughScratch(Write&& write, Use&& use) {
+  struct Scratch {
+    std::string bytes;
+    bool busy = false;
+  };
+  thread_local Scratch s;
+  if (s.busy) {
+    std::string own;
+    {
+      JsonWriter w(&own);
+      write(w);
+    }
+    return use(std::string_view(own));
+  }
+  s.busy = true;
+  s.bytes.clear();
+  {
+    JsonWriter w(&s.bytes);
+    write(w);
+  }
+  auto result = use(std::string_view(s.bytes));
+  if (s.bytes.capacity() > (size_t{1} << 20)) std::string().swap(s.bytes);
+  s.busy = false;
+  return result;
+}
+
 }  // namespace kt::api

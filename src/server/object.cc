@@ -345,31 +345,25 @@ std::optional<std::string> WithPodCondition(std::string_view stored, std::string
   return out;
 }
 
-namespace {
-// Past this, a thread's encoding buffer is given back after use.
-constexpr size_t kScratchKeep = 1 << 20;
-}  // namespace
-
 std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
                          const rapidjson::Value& metadata) {
   // The metadata is written first, so the result is allocated once at its size.
-  thread_local std::string meta;
-  meta.clear();
-  {
-    api::JsonWriter w(&meta);  // done with `meta` once it goes
-    w.StartObject();
-    for (const auto& m : metadata.GetObject()) {
-      if (std::strcmp(m.name.GetString(), "resourceVersion") == 0) continue;
-      w.Key(m.name.GetString(), m.name.GetStringLength());
-      m.value.Accept(w);
-    }
-    w.EndObject();
-  }
-  std::string out;
-  out.reserve(bytes.size() - (span.second - span.first) + meta.size() + kStampRoom);
-  out.append(bytes.substr(0, span.first)).append(meta).append(bytes.substr(span.second));
-  if (meta.capacity() > kScratchKeep) std::string().swap(meta);
-  return out;
+  return api::WriteThroughScratch(
+      [&](api::JsonWriter& w) {
+        w.StartObject();
+        for (const auto& m : metadata.GetObject()) {
+          if (std::strcmp(m.name.GetString(), "resourceVersion") == 0) continue;
+          w.Key(m.name.GetString(), m.name.GetStringLength());
+          m.value.Accept(w);
+        }
+        w.EndObject();
+      },
+      [&](std::string_view meta) {
+        std::string out;
+        out.reserve(bytes.size() - (span.second - span.first) + meta.size() + kStampRoom);
+        out.append(bytes.substr(0, span.first)).append(meta).append(bytes.substr(span.second));
+        return out;
+      });
 }
 
 std::string WithResourceVersion(std::string_view stored, store::Revision revision) {
@@ -467,19 +461,13 @@ void FitForStorage(std::string& stored) {
 }
 
 std::string EncodeForStorage(const rapidjson::Value& object) {
-  // Written into a buffer this thread keeps, then copied once into a string of the size.
-  thread_local std::string scratch;
-  scratch.clear();
-  {
-    api::JsonWriter w(&scratch);
-    WriteForStorage(w, object);
-  }
-  std::string out;
-  out.reserve(scratch.size() + kStampRoom);
-  out.append(scratch);
-  // A rare huge object does not stay allocated for the thread's lifetime.
-  if (scratch.capacity() > kScratchKeep) std::string().swap(scratch);
-  return out;
+  return api::WriteThroughScratch([&](api::JsonWriter& w) { WriteForStorage(w, object); },
+                                  [](std::string_view bytes) {
+                                    std::string out;
+                                    out.reserve(bytes.size() + kStampRoom);
+                                    out.append(bytes);
+                                    return out;
+                                  });
 }
 
 Result<TypedObject> DecodeTyped(Resource resource, const rapidjson::Value& object) {

@@ -6,10 +6,10 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <unordered_map>
 
 #include "api/codec.h"
 #include "client/rate_limiter.h"
+#include "core/lru.h"
 #include "core/strings.h"
 #include "core/time.h"
 #include "core/validation.h"
@@ -39,48 +39,6 @@ std::string RefKey(const ObjectRef& r) {
   }
   return k;
 }
-
-// A bounded map that forgets its least recently used entry past `capacity` (client-go's LRU).
-// Keys are stored once, in the recency list; the index views them.
-template <class V>
-class Lru {
- public:
-  V* Get(std::string_view key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return nullptr;
-    order_.splice(order_.begin(), order_, it->second);
-    return &it->second->second;
-  }
-  V& Put(std::string key, V value) {
-    if (V* found = Get(key)) {
-      *found = std::move(value);
-      return *found;
-    }
-    order_.emplace_front(std::move(key), std::move(value));
-    index_.emplace(std::string_view(order_.front().first), order_.begin());
-    if (index_.size() > kMaxCacheEntries) {
-      index_.erase(std::string_view(order_.back().first));
-      order_.pop_back();
-    }
-    return order_.front().second;
-  }
-  void Erase(std::string_view key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return;
-    auto entry = it->second;
-    index_.erase(it);
-    order_.erase(entry);
-  }
-  template <class F>
-  void ForEach(F f) {
-    for (auto& [key, value] : order_) f(key, value);
-  }
-
- private:
-  using Entry = std::pair<std::string, V>;
-  std::list<Entry> order_;  // most recently used first
-  std::unordered_map<std::string_view, typename std::list<Entry>::iterator> index_;
-};
 
 // Shared by the two recorders: unique names, and writes retried on the clock.
 class RecorderBase : public std::enable_shared_from_this<RecorderBase> {
@@ -167,7 +125,8 @@ class EventsV1Recorder : public RecorderBase {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) return;
-      if (Cached* cached = cache_.Get(key)) {
+      const uint64_t h = Lru<Cached>::Hash(key);
+      if (Cached* cached = cache_.Get(key, h)) {
         cached->last = now;
         if (cached->event.series_count != 0) {
           // Later repeats are only counted; the periodic jobs send the count.
@@ -193,7 +152,7 @@ class EventsV1Recorder : public RecorderBase {
         ev.reporting_component = controller_;
         ev.reporting_instance = instance_;
         to_send = ev;
-        cache_.Put(std::move(key), Cached{std::move(ev), now});
+        cache_.Add(key, h, Cached{std::move(ev), now});
       }
     }
     Send(std::move(to_send), patch);
@@ -275,7 +234,7 @@ class EventsV1Recorder : public RecorderBase {
 
   const std::string controller_;
   const std::string instance_;
-  Lru<Cached> cache_;  // guarded by mu_
+  Lru<Cached> cache_{kMaxCacheEntries};  // guarded by mu_
   TimerId finish_timer_ = 0;
   TimerId refresh_timer_ = 0;
 };
@@ -311,38 +270,57 @@ class CoreV1Recorder : public RecorderBase {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) return;
       ev.meta.name = EventName(regarding.name, UniqueNow());
-      const std::string object = component_ + '\x1f' + host_ + '\x1f' + regarding.kind + '\x1f' +
-                                 regarding.namespace_ + '\x1f' + regarding.name + '\x1f' +
-                                 regarding.uid + '\x1f' + regarding.api_version + '\x1f' + ev.type;
+      // The three caches' keys, built in buffers kept for the next call.
+      std::string& object = object_key_;
+      object.clear();
+      for (const std::string* f : {&component_, &host_, &regarding.kind, &regarding.namespace_,
+                                   &regarding.name, &regarding.uid, &regarding.api_version}) {
+        object.append(*f).append(1, '\x1f');
+      }
+      object += ev.type;
       // 1. Similar events (same object and reason, different messages) beyond 10 in 10 minutes
       // are combined into one.
-      const std::string aggregate_key =
-          object + '\x1f' + ev.reason + '\x1f' + component_ + '\x1f' + host_;
-      std::string cache_key =
-          object + '\x1f' + regarding.field_path + '\x1f' + ev.reason + '\x1f' + ev.message;
-      Aggregate* agg = aggregates_.Get(aggregate_key);
-      if (agg == nullptr || now - agg->last > std::chrono::seconds(600)) {
-        agg = &aggregates_.Put(aggregate_key, Aggregate{});
+      std::string& aggregate_key = aggregate_key_;
+      aggregate_key.assign(object).append(1, '\x1f').append(ev.reason);
+      aggregate_key.append(1, '\x1f').append(component_).append(1, '\x1f').append(host_);
+      const uint64_t aggregate_hash = Lru<Aggregate>::Hash(aggregate_key);
+      Aggregate* agg = aggregates_.Get(aggregate_key, aggregate_hash);
+      if (agg == nullptr) {
+        agg = &aggregates_.Add(aggregate_key, aggregate_hash, Aggregate{});
+      } else if (now - agg->last > std::chrono::seconds(600)) {
+        *agg = Aggregate{};
       }
       agg->messages.insert(ev.message);
       agg->last = now;
+      std::string_view cache_key;
+      uint64_t cache_hash;
       if (agg->messages.size() >= 10) {
         agg->messages.erase(agg->messages.begin());
         ev.message = "(combined from similar events): " + ev.message;
         cache_key = aggregate_key;
+        cache_hash = aggregate_hash;
+      } else {
+        std::string& k = cache_key_;
+        k.assign(object).append(1, '\x1f').append(regarding.field_path);
+        k.append(1, '\x1f').append(ev.reason).append(1, '\x1f').append(ev.message);
+        cache_key = k;
+        cache_hash = Lru<Logged>::Hash(k);
       }
       // 2. Identical events raise the count of the first one.
-      if (Logged* logged = logged_.Get(cache_key)) {
+      if (Logged* logged = logged_.Get(cache_key, cache_hash)) {
         ev.meta.name = logged->name;
         ev.first_timestamp = logged->first_timestamp;
-        ev.count = logged->count + 1;
+        ev.count = ++logged->count;
         patch = true;
+      } else {
+        logged_.Add(cache_key, cache_hash, Logged{ev.count, ev.first_timestamp, ev.meta.name});
       }
-      logged_.Put(cache_key, Logged{ev.count, ev.first_timestamp, ev.meta.name});
       // 3. Each source may send 25 events about an object, then one every 5 minutes.
-      std::shared_ptr<TokenBucket>* bucket = spam_.Get(object);
+      const uint64_t object_hash = Lru<std::shared_ptr<TokenBucket>>::Hash(object);
+      std::shared_ptr<TokenBucket>* bucket = spam_.Get(object, object_hash);
       if (bucket == nullptr) {
-        bucket = &spam_.Put(object, std::make_shared<TokenBucket>(clock_, 1.0 / 300, 25));
+        bucket =
+            &spam_.Add(object, object_hash, std::make_shared<TokenBucket>(clock_, 1.0 / 300, 25));
       }
       if (!(*bucket)->TryAccept()) return;
     }
@@ -389,9 +367,10 @@ class CoreV1Recorder : public RecorderBase {
 
   const std::string component_;
   const std::string host_;
-  Lru<Aggregate> aggregates_;               // guarded by mu_
-  Lru<Logged> logged_;                      // guarded by mu_
-  Lru<std::shared_ptr<TokenBucket>> spam_;  // guarded by mu_
+  Lru<Aggregate> aggregates_{kMaxCacheEntries};               // guarded by mu_
+  Lru<Logged> logged_{kMaxCacheEntries};                      // guarded by mu_
+  Lru<std::shared_ptr<TokenBucket>> spam_{kMaxCacheEntries};  // guarded by mu_
+  std::string object_key_, aggregate_key_, cache_key_;        // guarded by mu_
 };
 
 // What callers hold: stops the shared recorder when dropped (pending writes still finish).

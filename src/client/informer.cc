@@ -105,9 +105,9 @@ void Informer::AddIndexer(std::string name, IndexFunc fn) {
   std::unique_lock<std::shared_mutex> lock(store_mu_);
   Index& index = indexes_[std::move(name)];
   index.fn = std::move(fn);
-  for (const auto& [key, object] : objects_) {
+  objects_.ForEach([&index](const ObjectPtr& object) {
     for (std::string& v : index.fn(*object)) index.values[std::move(v)].insert(object->key);
-  }
+  });
 }
 
 void Informer::Push(Change change) {
@@ -267,9 +267,9 @@ void Informer::ListAndWatch() {
     listed.reserve(list->items.size());
     for (const ObjectPtr& o : list->items) listed.insert(o->key);
     std::shared_lock<std::shared_mutex> lock(store_mu_);
-    for (const auto& [key, object] : objects_) {
-      if (!listed.count(key)) gone.push_back(object);
-    }
+    objects_.ForEach([&](const ObjectPtr& object) {
+      if (!listed.count(object->key)) gone.push_back(object);
+    });
   }
   for (const ObjectPtr& o : list->items) Apply(o, initial);
   for (const ObjectPtr& o : gone) Remove(o);
@@ -348,23 +348,29 @@ void Informer::IndexLocked(const StoredObject& object, bool add) {
   }
 }
 
+uint64_t Informer::KeyHash(std::string_view key) {
+  return HashSlots<ObjectPtr>::Of(std::hash<std::string_view>()(key));
+}
+
+const ObjectPtr* Informer::FindLocked(std::string_view key, uint64_t h) const {
+  return objects_.Find(h, [key](const ObjectPtr& o) { return o->key == key; });
+}
+
 void Informer::Apply(const ObjectPtr& object, bool initial) {
   ObjectPtr old;
   {
     std::unique_lock<std::shared_mutex> lock(store_mu_);
-    auto it = objects_.find(object->key);
-    if (it == objects_.end()) {
-      objects_.emplace(object->key, object);
+    const uint64_t h = KeyHash(object->key);
+    ObjectPtr* found = FindLocked(object->key, h);
+    if (found == nullptr) {
+      objects_.Insert(h, object);
       IndexLocked(*object, true);
     } else {
-      old = it->second;
-      if (old->revision == object->revision) return;
+      if ((*found)->revision == object->revision) return;
+      old = std::move(*found);
+      // The indexes view the keys of the objects they list: the old one's go before it can.
       IndexLocked(*old, false);
-      // Re-point the key at the new object's copy before the old one can go.
-      auto node = objects_.extract(it);
-      node.key() = object->key;
-      node.mapped() = object;
-      objects_.insert(std::move(node));
+      *found = object;
       IndexLocked(*object, true);
     }
   }
@@ -381,11 +387,12 @@ void Informer::Remove(const ObjectPtr& object) {
   ObjectPtr old;
   {
     std::unique_lock<std::shared_mutex> lock(store_mu_);
-    auto it = objects_.find(object->key);
-    if (it == objects_.end()) return;
-    old = it->second;
+    const uint64_t h = KeyHash(object->key);
+    const ObjectPtr* found = FindLocked(object->key, h);
+    if (found == nullptr) return;
+    old = *found;
     IndexLocked(*old, false);
-    objects_.erase(it);
+    objects_.Erase(h, [&old](const ObjectPtr& o) { return o == old; });
   }
   // The watch's last state when it has one (a DELETED event), else the last one known here.
   const ObjectPtr& last = object->revision >= old->revision ? object : old;
@@ -396,8 +403,8 @@ void Informer::Remove(const ObjectPtr& object) {
 
 ObjectPtr Informer::GetByKey(std::string_view key) const {
   std::shared_lock<std::shared_mutex> lock(store_mu_);
-  auto it = objects_.find(key);
-  return it == objects_.end() ? nullptr : it->second;
+  const ObjectPtr* found = FindLocked(key, KeyHash(key));
+  return found == nullptr ? nullptr : *found;
 }
 
 ObjectPtr Informer::Get(std::string_view namespace_, std::string_view name) const {
@@ -408,7 +415,7 @@ std::vector<ObjectPtr> Informer::List() const {
   std::shared_lock<std::shared_mutex> lock(store_mu_);
   std::vector<ObjectPtr> out;
   out.reserve(objects_.size());
-  for (const auto& [key, object] : objects_) out.push_back(object);
+  objects_.ForEach([&out](const ObjectPtr& object) { out.push_back(object); });
   return out;
 }
 
@@ -421,8 +428,7 @@ std::vector<ObjectPtr> Informer::ByIndex(std::string_view index, std::string_vie
   if (v == i->second.values.end()) return out;
   out.reserve(v->second.size());
   for (std::string_view key : v->second) {
-    auto it = objects_.find(key);
-    if (it != objects_.end()) out.push_back(it->second);
+    if (const ObjectPtr* found = FindLocked(key, KeyHash(key))) out.push_back(*found);
   }
   return out;
 }

@@ -44,9 +44,11 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "client/clock.h"
+#include "core/hash_slots.h"
 #include "core/status.h"
 #include "server/object.h"
 #include "server/watch_cache.h"
@@ -188,6 +190,12 @@ class Informer {
   void Apply(const ObjectPtr& object, bool initial);
   void Remove(const ObjectPtr& object);
   void IndexLocked(const StoredObject& object, bool add);
+  static uint64_t KeyHash(std::string_view key);
+  // The stored object with `key` (hashed to `h`), or nullptr.
+  const ObjectPtr* FindLocked(std::string_view key, uint64_t h) const;
+  ObjectPtr* FindLocked(std::string_view key, uint64_t h) {
+    return const_cast<ObjectPtr*>(std::as_const(*this).FindLocked(key, h));
+  }
   void Push(Change change);
   // Wakes the dispatcher (on_pending, or the dispatch thread).
   void Notify();
@@ -201,10 +209,10 @@ class Informer {
   std::vector<EventHandler> handlers_;
 
   mutable std::shared_mutex store_mu_;
-  // Keys are views of the objects' own keys, re-pointed when an object is replaced.
-  std::unordered_map<std::string_view, ObjectPtr> objects_;  // guarded by store_mu_
-  std::unordered_map<std::string, Index> indexes_;           // guarded by store_mu_
-  store::Revision revision_ = 0;                             // guarded by store_mu_
+  // The objects by their keys' hashes (KeyHash); an object is found by its own key.
+  HashSlots<ObjectPtr> objects_;                    // guarded by store_mu_
+  std::unordered_map<std::string, Index> indexes_;  // guarded by store_mu_
+  store::Revision revision_ = 0;                    // guarded by store_mu_
 
   std::mutex mu_;
   std::condition_variable cv_;

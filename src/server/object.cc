@@ -1,6 +1,7 @@
 #include "server/object.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 
@@ -165,14 +166,28 @@ namespace {
 
 // Scanning compact JSON in the storage format (valid, written by JsonWriter): each function takes
 // the index of a value's first byte and returns one past its last, or npos when the bytes end
-// first.
+// first. Most of a stored object's bytes are in strings, which are crossed with memchr from
+// quote to quote; a quote ends the string unless an odd run of backslashes escapes it.
 size_t SkipString(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '"') return i + 1;
-    if (s[i] == '\\') ++i;  // an escaped character, which may be a quote
+  const size_t first = i + 1;
+  for (size_t from = first; from < s.size();) {
+    const void* found = std::memchr(s.data() + from, '"', s.size() - from);
+    if (found == nullptr) return std::string_view::npos;
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(found) - s.data());
+    size_t run = quote;
+    while (run > first && s[run - 1] == '\\') --run;
+    if ((quote - run) % 2 == 0) return quote + 1;
+    from = quote + 1;
   }
   return std::string_view::npos;
 }
+
+// The bytes a container's scan stops at; every other byte outside strings is passed over.
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {'"', '{', '[', '}', ']'}) t[c] = true;
+  return t;
+}();
 
 size_t SkipValue(std::string_view s, size_t i) {
   if (i >= s.size()) return std::string_view::npos;
@@ -183,22 +198,16 @@ size_t SkipValue(std::string_view s, size_t i) {
   }
   int depth = 0;
   for (; i < s.size(); ++i) {
-    switch (s[i]) {
-      case '"':
-        i = SkipString(s, i);
-        if (i == std::string_view::npos) return i;
-        --i;
-        break;
-      case '{':
-      case '[':
-        ++depth;
-        break;
-      case '}':
-      case ']':
-        if (--depth == 0) return i + 1;
-        break;
-      default:
-        break;
+    const char c = s[i];
+    if (!kStructural[static_cast<unsigned char>(c)]) continue;
+    if (c == '"') {
+      i = SkipString(s, i);
+      if (i == std::string_view::npos) return i;
+      --i;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (--depth == 0) {
+      return i + 1;
     }
   }
   return std::string_view::npos;

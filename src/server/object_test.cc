@@ -113,9 +113,10 @@ TEST(ObjectTest, BindingsAreSplicedIntoStoredBytes) {
   const std::string cond = R"({"type":"PodScheduled","status":"True"})";
   const std::string head =
       R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","name":"p",)"
-      R"("annotations":{"a":"}{][\"\\","spec\"":"x\\"}},)";
-  const std::string out_head = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p",)"
-                               R"("annotations":{"a":"}{][\"\\","spec\"":"x\\"}},)";
+      R"("annotations":{"a":"}{][\"\\","spec\"":"x\\","b":"\\\"},\\\\"}},)";
+  const std::string out_head =
+      R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p",)"
+      R"("annotations":{"a":"}{][\"\\","spec\"":"x\\","b":"\\\"},\\\\"}},)";
   struct Row {
     std::string rest;  // after metadata
     std::string want;  // after metadata, or "" for nullopt

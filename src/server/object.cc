@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include <rapidjson/stringbuffer.h>
@@ -262,17 +263,30 @@ std::optional<std::pair<size_t, size_t>> MetadataObject(std::string_view bytes) 
   return std::make_pair(body - 1, end);
 }
 
-std::optional<std::string> WithPodCondition(std::string_view stored, std::string_view type,
-                                            std::string_view condition, std::string_view node) {
+namespace {
+
+// Where the stamped resourceVersion lies in bytes of the storage format: from the first byte of
+// metadata's body to one past the comma after it (other members follow); nullopt otherwise.
+std::optional<std::pair<size_t, size_t>> StampedResourceVersion(std::string_view stored) {
   constexpr size_t npos = std::string_view::npos;
-  // The stamped resourceVersion, first in metadata, is dropped.
   const size_t body = MetadataBody(stored);
   if (body == npos || !stored.substr(body).starts_with(kResourceVersionOpen)) return std::nullopt;
   const size_t rv_close = stored.find('"', body + kResourceVersionOpen.size());
   if (rv_close == npos || rv_close + 1 >= stored.size() || stored[rv_close + 1] != ',') {
     return std::nullopt;
   }
-  const size_t rv_end = rv_close + 2;
+  return std::make_pair(body, rv_close + 2);
+}
+
+}  // namespace
+
+std::optional<std::string> WithPodCondition(std::string_view stored, std::string_view type,
+                                            std::string_view condition, std::string_view node) {
+  constexpr size_t npos = std::string_view::npos;
+  // The stamped resourceVersion, first in metadata, is dropped.
+  const auto rv = StampedResourceVersion(stored);
+  if (!rv) return std::nullopt;
+  const auto [body, rv_end] = *rv;
   size_t spec = npos, status = npos;
   bool bad = false;
   const size_t root_end = ForEachMember(stored, 0, [&](std::string_view key, size_t v, size_t) {
@@ -351,6 +365,51 @@ std::optional<std::string> WithPodCondition(std::string_view stored, std::string
   out.append(stored.substr(rv_end, inserts[0].at - rv_end)).append(inserts[0].text);
   out.append(stored.substr(inserts[0].at, inserts[1].at - inserts[0].at)).append(inserts[1].text);
   out.append(stored.substr(inserts[1].at));
+  return out;
+}
+
+std::optional<std::string> WithDeletionMarks(std::string_view stored, std::string_view timestamp,
+                                             int64_t grace, bool* generation_raised) {
+  constexpr size_t npos = std::string_view::npos;
+  *generation_raised = false;
+  const auto rv = StampedResourceVersion(stored);
+  if (!rv) return std::nullopt;
+  const auto [body, rv_end] = *rv;
+  size_t generation = npos, generation_end = npos;
+  bool bad = false;
+  const size_t close =
+      ForEachMember(stored, body - 1, [&](std::string_view key, size_t v, size_t e) {
+        if (key == "deletionTimestamp" || key == "deletionGracePeriodSeconds") bad = true;
+        if (key == "generation") generation = v, generation_end = e;
+      });
+  if (close == npos || bad) return std::nullopt;
+  // The generation as the parse path reads it: raised when it is an int64 above 0.
+  std::string raised;
+  if (generation != npos) {
+    int64_t g = 0;
+    const char* first = stored.data() + generation;
+    const char* last = stored.data() + generation_end;
+    const auto [end, ec] = std::from_chars(first, last, g);
+    if (ec != std::errc() || end != last) return std::nullopt;
+    if (g == INT64_MAX) return std::nullopt;
+    if (g > 0) {
+      raised = std::to_string(g + 1);
+      *generation_raised = true;
+    } else {
+      generation = generation_end = close;  // nothing to replace
+    }
+  } else {
+    generation = generation_end = close;
+  }
+  const std::string grace_text = std::to_string(grace);
+  std::string out;
+  out.reserve(stored.size() + timestamp.size() + grace_text.size() + 64 + kStampRoom);
+  out.append(stored.substr(0, body));
+  out.append(stored.substr(rv_end, generation - rv_end)).append(raised);
+  out.append(stored.substr(generation_end, close - generation_end));
+  out.append(",\"deletionTimestamp\":\"").append(timestamp).append("\"");
+  out.append(",\"deletionGracePeriodSeconds\":").append(grace_text);
+  out.append(stored.substr(close));
   return out;
 }
 

@@ -125,6 +125,15 @@ std::string WithMetadata(std::string_view bytes, std::pair<size_t, size_t> span,
 // ...): the caller then writes the change on a document.
 std::optional<std::string> WithPodCondition(std::string_view stored, std::string_view type,
                                             std::string_view condition, std::string_view node = {});
+// An object's stamped bytes in the storage format as a first graceful deletion marks them,
+// without parsing them: the resourceVersion dropped, `"deletionTimestamp":"<timestamp>"` and
+// `"deletionGracePeriodSeconds":<grace>` appended to metadata, and a positive integer
+// `generation` raised by one (*generation_raised tells whether there was one). The bytes equal
+// those of the metadata parsed, changed and written back with WithMetadata. Nullopt when the
+// bytes are not of that shape (a deletionTimestamp or deletionGracePeriodSeconds already there,
+// a generation that is not a plain integer, ...): the caller then changes a parsed metadata.
+std::optional<std::string> WithDeletionMarks(std::string_view stored, std::string_view timestamp,
+                                             int64_t grace, bool* generation_raised);
 // What a binding to `node` writes: WithPodCondition with the PodScheduled `condition`.
 inline std::optional<std::string> WithBinding(std::string_view stored, std::string_view node,
                                               std::string_view condition) {

@@ -106,6 +106,65 @@ TEST(ObjectTest, MetadataIsFoundAndReplacedInPlace) {
   EXPECT_FALSE(MetadataObject(R"({"kind":"Pod","apiVersion":"v1"})"));
 }
 
+// A first graceful deletion spliced into stored bytes equals the metadata parsed, marked and
+// written back with WithMetadata (the path it saves); shapes it does not handle are nullopt.
+TEST(ObjectTest, DeletionMarksAreSplicedAsTheParsedMetadataWouldBeWritten) {
+  const std::string ts = "2026-11-28T15:04:05Z";
+  auto reference = [&](const std::string& stored, int64_t grace) {
+    const auto span = MetadataObject(stored);
+    EXPECT_TRUE(span.has_value());
+    rapidjson::Document meta;
+    meta.Parse(stored.data() + span->first, span->second - span->first);
+    EXPECT_TRUE(meta.IsObject());
+    auto& alloc = meta.GetAllocator();
+    if (auto g = meta.FindMember("generation");
+        g != meta.MemberEnd() && g->value.IsInt64() && g->value.GetInt64() > 0) {
+      g->value.SetInt64(g->value.GetInt64() + 1);
+    }
+    meta.AddMember("deletionTimestamp", rapidjson::Value(ts.c_str(), alloc), alloc);
+    meta.AddMember("deletionGracePeriodSeconds", rapidjson::Value(grace), alloc);
+    return WithMetadata(stored, *span, meta);
+  };
+  const std::string head = R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"41",)";
+  const std::string tail = R"(},"spec":{"nodeName":"n"},"status":{"phase":"Running"}})";
+  struct Row {
+    std::string meta;  // metadata's members after resourceVersion
+    bool raised;
+  };
+  const Row rows[] = {
+      {R"("name":"p","namespace":"default","uid":"u","generation":3,"labels":{"a":"}\"{"})", true},
+      {R"("name":"p","generation":1)", true},
+      {R"("generation":9,"name":"p","managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}}])",
+       true},
+      {R"("name":"p","annotations":{"x":"\\\"generation\":1"})", false},
+      {R"("name":"p","generation":0)", false},
+      {R"("name":"p","generation":-2)", false},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.meta);
+    const std::string stored = head + row.meta + tail;
+    bool raised = !row.raised;
+    const std::optional<std::string> out = WithDeletionMarks(stored, ts, 30, &raised);
+    ASSERT_TRUE(out.has_value());
+    EXPECT_EQ(*out, reference(stored, 30));
+    EXPECT_EQ(raised, row.raised);
+    EXPECT_TRUE(api::ParseJson(*out)) << *out;
+  }
+  // Left to the parsed metadata: marks already there, a generation that is not a plain
+  // integer, unstamped bytes, metadata that holds nothing but the resourceVersion.
+  bool raised = false;
+  for (const std::string meta :
+       {R"("name":"p","deletionTimestamp":"2026-01-01T00:00:00Z")",
+        R"("name":"p","deletionGracePeriodSeconds":5)", R"("name":"p","generation":1.5)",
+        R"("name":"p","generation":"1")", R"("name":"p","generation":9223372036854775807)"}) {
+    EXPECT_FALSE(WithDeletionMarks(head + meta + tail, ts, 30, &raised)) << meta;
+  }
+  EXPECT_FALSE(WithDeletionMarks(R"({"kind":"Pod","metadata":{"name":"p"},"spec":{}})", ts, 30,
+                                 &raised));
+  EXPECT_FALSE(WithDeletionMarks(R"({"kind":"Pod","metadata":{"resourceVersion":"4"},"spec":{}})",
+                                 ts, 30, &raised));
+}
+
 // A binding spliced into stored bytes: the resourceVersion dropped, nodeName last in spec, the
 // condition last in status.conditions; strings holding braces, brackets and escaped quotes are
 // skipped whole; shapes it does not handle are left to the document path (nullopt).

@@ -1476,6 +1476,25 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
   // same changes, and in bytes of the storage format (which EncodeForStorage of their parse
   // gives back as they are) the metadata alone is parsed, changed and written back in place.
   const std::string_view bytes = *current->json;
+  // A first graceful deletion (no finalizer changed), the common case: spliced into the bytes.
+  if (!finalizers_changed && plan.kind == DeletePlan::kMark && !plan.keep_stamp &&
+      !current->meta().deletion_timestamp) {
+    stamp = FormatRfc3339(plan.deletion);
+    if (auto stored = WithDeletionMarks(bytes, stamp, plan.grace, &next_generation)) {
+      TypedObject typed = current->typed.WithMeta([&](api::ObjectMeta& m) {
+        m.resource_version.clear();
+        m.deletion_timestamp = stamp;
+        m.deletion_grace_period_seconds = plan.grace;
+        if (next_generation) ++m.generation;
+      });
+      if (!typed.empty()) {
+        return WriteStored(info, std::move(current), ns, name, std::move(*stored),
+                           std::move(typed), write, std::move(written));
+      }
+    }
+    stamp.clear();
+    next_generation = false;
+  }
   const std::optional<std::pair<size_t, size_t>> span =
       finalizers_changed ? std::nullopt : MetadataObject(bytes);
   if (span) {

@@ -214,6 +214,59 @@ size_t SkipValue(std::string_view s, size_t i) {
   return std::string_view::npos;
 }
 
+// The same bytes read backward. Outside strings quotes pair up in either direction, and a
+// quote is a string's end or start unless an odd run of backslashes escapes it; so from the
+// closing quote of a string, its opening quote is the first unescaped quote before it.
+size_t StringStart(std::string_view s, size_t closing_quote) {
+  for (size_t to = closing_quote; to > 0;) {
+    const void* found = memrchr(s.data(), '"', to);
+    if (found == nullptr) return std::string_view::npos;
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(found) - s.data());
+    size_t run = quote;
+    while (run > 0 && s[run - 1] == '\\') --run;
+    if ((quote - run) % 2 == 0) return quote;
+    to = quote;
+  }
+  return std::string_view::npos;
+}
+
+// The index of the `{` or `[` that the `}` or `]` at `close` ends, or npos.
+size_t ContainerStart(std::string_view s, size_t close) {
+  int depth = 0;
+  for (size_t i = close + 1; i-- > 0;) {
+    const char c = s[i];
+    if (!kStructural[static_cast<unsigned char>(c)]) continue;
+    if (c == '"') {
+      i = StringStart(s, i);
+      if (i == std::string_view::npos) return i;
+    } else if (c == '}' || c == ']') {
+      ++depth;
+    } else if (--depth == 0) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Where the value of the object's last member starts when that member is `"<key>":{...}` and
+// the object ends the bytes (a stored object's last member, found without crossing the rest of
+// it); npos otherwise.
+size_t LastMemberObject(std::string_view s, std::string_view key) {
+  if (s.size() < key.size() + 6 || s.back() != '}' || s[s.size() - 2] != '}') {
+    return std::string_view::npos;
+  }
+  const size_t open = ContainerStart(s, s.size() - 2);
+  if (open == std::string_view::npos || s[open] != '{' || open < key.size() + 4) {
+    return std::string_view::npos;
+  }
+  const std::string_view before = s.substr(open - key.size() - 4, key.size() + 4);
+  if ((before[0] != ',' && before[0] != '{') || before[1] != '"' ||
+      before.substr(2, key.size()) != key || before.substr(key.size() + 2) != "\":") {
+    return std::string_view::npos;
+  }
+  return open;
+}
+
 // Calls f(key, value_begin, value_end) for each member of the object whose `{` is at `open`, the
 // key as written between its quotes; returns the index of the object's `}`, or npos.
 template <class F>
@@ -289,13 +342,17 @@ std::optional<std::string> WithPodCondition(std::string_view stored, std::string
   const auto [body, rv_end] = *rv;
   size_t spec = npos, status = npos;
   bool bad = false;
-  const size_t root_end = ForEachMember(stored, 0, [&](std::string_view key, size_t v, size_t) {
-    if (key == "spec") spec = v;
-    if (key == "status") status = v;
-    if ((key == "spec" || key == "status") && stored[v] != '{') bad = true;
-  });
-  if (root_end == npos || bad || status == npos || (!node.empty() && spec == npos)) {
-    return std::nullopt;
+  // A condition alone needs only status, which pods as stored have last: found from the end.
+  if (node.empty()) status = LastMemberObject(stored, "status");
+  if (status == npos) {
+    const size_t root_end = ForEachMember(stored, 0, [&](std::string_view key, size_t v, size_t) {
+      if (key == "spec") spec = v;
+      if (key == "status") status = v;
+      if ((key == "spec" || key == "status") && stored[v] != '{') bad = true;
+    });
+    if (root_end == npos || bad || status == npos || (!node.empty() && spec == npos)) {
+      return std::nullopt;
+    }
   }
   // spec: nodeName goes last (none may be there yet).
   size_t spec_close = npos;

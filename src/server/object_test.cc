@@ -159,8 +159,8 @@ TEST(ObjectTest, DeletionMarksAreSplicedAsTheParsedMetadataWouldBeWritten) {
         R"("name":"p","generation":"1")", R"("name":"p","generation":9223372036854775807)"}) {
     EXPECT_FALSE(WithDeletionMarks(head + meta + tail, ts, 30, &raised)) << meta;
   }
-  EXPECT_FALSE(WithDeletionMarks(R"({"kind":"Pod","metadata":{"name":"p"},"spec":{}})", ts, 30,
-                                 &raised));
+  EXPECT_FALSE(
+      WithDeletionMarks(R"({"kind":"Pod","metadata":{"name":"p"},"spec":{}})", ts, 30, &raised));
   EXPECT_FALSE(WithDeletionMarks(R"({"kind":"Pod","metadata":{"resourceVersion":"4"},"spec":{}})",
                                  ts, 30, &raised));
 }
@@ -231,6 +231,37 @@ TEST(ObjectTest, BindingsAreSplicedIntoStoredBytes) {
   EXPECT_FALSE(WithPodCondition(
       head + R"("spec":{},"status":{"conditions":[{"type":"DisruptionTarget","status":"False"}]}})",
       "DisruptionTarget", target));
+  // status, found from the end when it is the last member, holding strings with quotes, braces
+  // and backslashes; or found by the scan from the start when it is not last.
+  for (const std::string& status :
+       {std::string(R"({"message":"}{\"\\\\","reason":"a\\\\"})"),
+        std::string(R"({"m":"\\\\\\\",\"status\":{","conditions":[{"type":"Ready","x":"]"}]})"),
+        std::string(R"({})")}) {
+    SCOPED_TRACE(status);
+    const std::string spec = R"("spec":{"nodeName":"n","s":"\"status\":{"})";
+    const auto last =
+        WithPodCondition(head + spec + R"(,"status":)" + status + "}", "DisruptionTarget", target);
+    const auto first = WithPodCondition(head + R"("status":)" + status + "," + spec + "}",
+                                        "DisruptionTarget", target);
+    ASSERT_TRUE(last.has_value());
+    ASSERT_TRUE(first.has_value());
+    EXPECT_TRUE(api::ParseJson(*last)) << *last;
+    EXPECT_TRUE(api::ParseJson(*first)) << *first;
+    // The same status either way, with the condition last in its conditions.
+    auto status_of = [](const std::string& json) {
+      auto doc = api::ParseJson(json);
+      return api::EncodeJson((*doc)["status"]);
+    };
+    EXPECT_EQ(status_of(*last), status_of(*first));
+    EXPECT_NE(status_of(*last).find(R"({"type":"DisruptionTarget"}]})"), std::string::npos)
+        << status_of(*last);
+  }
+  // A last member named otherwise, or status not an object: the scan from the start decides.
+  EXPECT_EQ(
+      WithPodCondition(head + R"("spec":{},"status":{},"statusx":{}})", "DisruptionTarget", target),
+      out_head + R"("spec":{},"status":{"conditions":[{"type":"DisruptionTarget"}]},)"
+                 R"("statusx":{}})");
+  EXPECT_FALSE(WithPodCondition(head + R"("spec":{},"status":[]})", "DisruptionTarget", target));
   // Unstamped bytes (no resourceVersion first in metadata) are not the stamped storage format.
   EXPECT_FALSE(WithBinding(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"},)"
                            R"("spec":{},"status":{}})",

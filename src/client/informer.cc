@@ -348,9 +348,7 @@ void Informer::IndexLocked(const StoredObject& object, bool add) {
   }
 }
 
-uint64_t Informer::KeyHash(std::string_view key) {
-  return HashSlots<ObjectPtr>::Of(std::hash<std::string_view>()(key));
-}
+uint64_t Informer::KeyHash(std::string_view key) { return HashSlots<ObjectPtr>::OfKey(key); }
 
 const ObjectPtr* Informer::FindLocked(std::string_view key, uint64_t h) const {
   return objects_.Find(h, [key](const ObjectPtr& o) { return o->key == key; });

@@ -5,7 +5,7 @@
 // are compared only when the 64-bit hashes match.
 //
 //   HashSlots<Payload> slots;
-//   const uint64_t h = HashSlots<Payload>::Of(std::hash<std::string_view>()(key));
+//   const uint64_t h = HashSlots<Payload>::OfKey(key);
 //   slots.Insert(h, payload);                                   // the caller keeps keys unique
 //   Payload* p = slots.Find(h, [&](const Payload& p) { return KeyOf(p) == key; });
 //   slots.Erase(h, [&](const Payload& p) { return &p == ...; });
@@ -22,6 +22,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,8 @@ class HashSlots {
  public:
   // A hash as the table keeps it: never 0, which marks an empty slot.
   static uint64_t Of(uint64_t hash) { return hash == 0 ? 1 : hash; }
+  // A string key's hash as the table keeps it.
+  static uint64_t OfKey(std::string_view key) { return Of(std::hash<std::string_view>()(key)); }
 
   // The payload with hash `h` for which eq(payload) holds, or nullptr.
   template <class Eq>

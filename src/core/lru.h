@@ -16,7 +16,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,9 +30,7 @@ class Lru {
  public:
   explicit Lru(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
 
-  static uint64_t Hash(std::string_view key) {
-    return HashSlots<uint32_t>::Of(std::hash<std::string_view>()(key));
-  }
+  static uint64_t Hash(std::string_view key) { return HashSlots<uint32_t>::OfKey(key); }
 
   // The value of `key` (hashed to `h`), now the most recently used; nullptr if absent.
   V* Get(std::string_view key, uint64_t h) {

@@ -440,24 +440,19 @@ std::optional<std::string> WithDeletionMarks(std::string_view stored, std::strin
         if (key == "generation") generation = v, generation_end = e;
       });
   if (close == npos || bad) return std::nullopt;
-  // The generation as the parse path reads it: raised when it is an int64 above 0.
+  // The generation as the parse path reads it: raised when it is an int64 above 0, and
+  // otherwise copied with the rest.
   std::string raised;
   if (generation != npos) {
     int64_t g = 0;
     const char* first = stored.data() + generation;
     const char* last = stored.data() + generation_end;
     const auto [end, ec] = std::from_chars(first, last, g);
-    if (ec != std::errc() || end != last) return std::nullopt;
-    if (g == INT64_MAX) return std::nullopt;
-    if (g > 0) {
-      raised = std::to_string(g + 1);
-      *generation_raised = true;
-    } else {
-      generation = generation_end = close;  // nothing to replace
-    }
-  } else {
-    generation = generation_end = close;
+    if (ec != std::errc() || end != last || g == INT64_MAX) return std::nullopt;
+    if (g > 0) raised = std::to_string(g + 1);
   }
+  *generation_raised = !raised.empty();
+  if (raised.empty()) generation = generation_end = close;
   const std::string grace_text = std::to_string(grace);
   std::string out;
   out.reserve(stored.size() + timestamp.size() + grace_text.size() + 64 + kStampRoom);

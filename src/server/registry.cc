@@ -1473,30 +1473,18 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
     done(std::move(r));
   };
   // The common case, no finalizer changed: the typed view follows from the current one by the
-  // same changes, and in bytes of the storage format (which EncodeForStorage of their parse
-  // gives back as they are) the metadata alone is parsed, changed and written back in place.
+  // same changes, and the bytes (in the storage format, which EncodeForStorage of their parse
+  // gives back as they are) change in place: a first graceful deletion is spliced into them;
+  // otherwise the metadata alone is parsed, changed and written back.
   const std::string_view bytes = *current->json;
-  // A first graceful deletion (no finalizer changed), the common case: spliced into the bytes.
+  std::optional<std::string> stored;
   if (!finalizers_changed && plan.kind == DeletePlan::kMark && !plan.keep_stamp &&
       !current->meta().deletion_timestamp) {
     stamp = FormatRfc3339(plan.deletion);
-    if (auto stored = WithDeletionMarks(bytes, stamp, plan.grace, &next_generation)) {
-      TypedObject typed = current->typed.WithMeta([&](api::ObjectMeta& m) {
-        m.resource_version.clear();
-        m.deletion_timestamp = stamp;
-        m.deletion_grace_period_seconds = plan.grace;
-        if (next_generation) ++m.generation;
-      });
-      if (!typed.empty()) {
-        return WriteStored(info, std::move(current), ns, name, std::move(*stored),
-                           std::move(typed), write, std::move(written));
-      }
-    }
-    stamp.clear();
-    next_generation = false;
+    stored = WithDeletionMarks(bytes, stamp, plan.grace, &next_generation);
   }
-  const std::optional<std::pair<size_t, size_t>> span =
-      finalizers_changed ? std::nullopt : MetadataObject(bytes);
+  std::optional<std::pair<size_t, size_t>> span;
+  if (!stored && !finalizers_changed) span = MetadataObject(bytes);
   if (span) {
     // The stored bytes are the registry's own encoding: parsed in place, from a copy that lives
     // until WithMetadata has encoded the changed metadata.
@@ -1504,22 +1492,24 @@ void Registry::DeleteGracefully(const ResourceInfo& info, ObjectPtr current, Del
     Result<Document> meta = api::ParseTrustedJsonInPlace(buffer);
     if (meta && meta->IsObject()) {
       mark(*meta, meta->GetAllocator());
-      TypedObject typed = current->typed.WithMeta([&](api::ObjectMeta& m) {
-        m.resource_version.clear();
-        if (plan.kind == DeletePlan::kAsIs) return;
-        if (!stamp.empty()) m.deletion_timestamp = stamp;
-        m.deletion_grace_period_seconds = plan.grace;
-        if (next_generation) ++m.generation;
-      });
-      if (!typed.empty()) {
-        std::string stored = WithMetadata(bytes, *span, *meta);
-        return WriteStored(info, std::move(current), ns, name, std::move(stored), std::move(typed),
-                           write, std::move(written));
-      }
+      stored = WithMetadata(bytes, *span, *meta);
     }
-    stamp.clear();
-    next_generation = false;
   }
+  if (stored) {
+    TypedObject typed = current->typed.WithMeta([&](api::ObjectMeta& m) {
+      m.resource_version.clear();
+      if (plan.kind == DeletePlan::kAsIs) return;
+      if (!stamp.empty()) m.deletion_timestamp = stamp;
+      m.deletion_grace_period_seconds = plan.grace;
+      if (next_generation) ++m.generation;
+    });
+    if (!typed.empty()) {
+      return WriteStored(info, std::move(current), ns, name, std::move(*stored), std::move(typed),
+                         write, std::move(written));
+    }
+  }
+  stamp.clear();
+  next_generation = false;
   Result<Document> doc = ParseCurrent(*current);
   if (!doc) return written(ApiErr(NewInternalError(doc.error().message())));
   mark((*doc)["metadata"], doc->GetAllocator());

@@ -1,7 +1,5 @@
 #include "server/predecode.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <new>
 
@@ -35,16 +33,8 @@ Predecoder::~Predecoder() {
   for (size_t i = 0; i < entry_count_; ++i) EntryAt(i)->~Entry();
 }
 
-Predecoder::Chunk::Chunk(size_t bytes) : bytes_(bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  data_ = static_cast<char*>(p);
-}
-
-Predecoder::Chunk::~Chunk() { ::munmap(data_, bytes_); }
-
 Predecoder::Entry* Predecoder::EntryAt(size_t i) const {
-  return reinterpret_cast<Entry*>(entry_chunks_[i / kEntriesPerChunk]->data()) +
+  return reinterpret_cast<Entry*>(entry_chunks_[i / kEntriesPerChunk].data()) +
          i % kEntriesPerChunk;
 }
 
@@ -53,22 +43,15 @@ void Predecoder::Loaded(const store::LoadedRow& row) {
   // Take() searches by descending revision: a row out of that order is left to the cache.
   if (!entries_.empty() && row.revision >= entries_.back()->revision) return;
   const ResourceInfo* info = ResourceOfKey(row.key, last_info_);
-  if (info == nullptr || row.key.size() > kKeyChunk) return;
+  if (info == nullptr) return;
   last_info_ = info;
   if (entry_count_ % kEntriesPerChunk == 0) {
-    entry_chunks_.push_back(std::make_unique<Chunk>(kEntriesPerChunk * sizeof(Entry)));
+    entry_chunks_.emplace_back(kEntriesPerChunk * sizeof(Entry));
   }
   Entry& e = *new (EntryAt(entry_count_)) Entry();
   ++entry_count_;
-  if (key_used_ + row.key.size() > kKeyChunk) {
-    key_chunks_.push_back(std::make_unique<Chunk>(kKeyChunk));
-    key_used_ = 0;
-  }
-  char* key = key_chunks_.back()->data() + key_used_;
-  row.key.copy(key, row.key.size());
-  key_used_ += row.key.size();
   e.info = info;
-  e.key = std::string_view(key, row.key.size());
+  e.key = keys_.Copy(row.key);
   e.value = *row.value;
   e.revision = row.revision;
   e.create_revision = row.create_revision;
@@ -134,7 +117,7 @@ void Predecoder::Finish() {
   }
   lock.unlock();
   worker_.join();
-  key_chunks_.clear();  // keys are read only while decoding
+  keys_ = core::MappedArena();  // keys are read only while decoding
 }
 
 ObjectPtr Predecoder::Take(store::Revision revision, std::string_view key) const {

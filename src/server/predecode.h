@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/mapped_memory.h"
 #include "server/object.h"
 #include "store/store.h"
 
@@ -59,7 +60,7 @@ class Predecoder {
  private:
   struct Entry {
     const ResourceInfo* info;
-    std::string_view key;  // in key_chunks_ (until Finish)
+    std::string_view key;  // in keys_ (until Finish)
     store::Bytes value;    // until decoded
     store::Revision revision;
     store::Revision create_revision;
@@ -75,28 +76,13 @@ class Predecoder {
   // The i-th entry's place in the chunks.
   Entry* EntryAt(size_t i) const;
 
-  // Memory mapped for itself: malloc could place it in its heap, which keeps freed memory.
-  class Chunk {
-   public:
-    explicit Chunk(size_t bytes);
-    ~Chunk();
-    Chunk(const Chunk&) = delete;
-    Chunk& operator=(const Chunk&) = delete;
-    char* data() const { return data_; }
-
-   private:
-    char* data_;
-    size_t bytes_;
-  };
-  // Entries and key bytes live in large chunks, allocated as the load goes and freed whole at
-  // the end: no allocation per row, and the memory goes back to the system afterwards rather
-  // than staying behind as holes among the index's allocations.
+  // Entries and key bytes live in large mappings (core::MappedMemory), allocated as the load
+  // goes and freed whole at the end: no allocation per row, and the memory goes back to the
+  // system afterwards rather than staying behind as holes among the index's allocations.
   static constexpr size_t kEntriesPerChunk = 8192;
-  static constexpr size_t kKeyChunk = 1 << 20;
-  std::vector<std::unique_ptr<Chunk>> entry_chunks_;  // loader thread only
-  size_t entry_count_ = 0;                            // loader thread only; constructed entries
-  std::vector<std::unique_ptr<Chunk>> key_chunks_;    // loader thread only
-  size_t key_used_ = kKeyChunk;                       // in the last key chunk
+  std::vector<core::MappedMemory> entry_chunks_;  // loader thread only
+  size_t entry_count_ = 0;                        // loader thread only; constructed entries
+  core::MappedArena keys_;                        // loader thread only
 
   // The loader thread's until Finish, read-only after: every entry, in descending revision
   // order (Take searches it).

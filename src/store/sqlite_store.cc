@@ -4,14 +4,20 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <future>
+#include <memory>
 #include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "core/mapped_memory.h"
 #include "core/thread_name.h"
 #include "store/internal/mvcc_index.h"
 #include "store/internal/thread_annotations.h"
@@ -258,20 +264,39 @@ Status SqliteStore::Load() {
   if (!lowest) return lowest.error();
   Result<std::int64_t> highest = QueryInt(db, "SELECT max(revision) FROM kv", 0);
   if (!highest) return highest.error();
-  std::vector<bool> superseded(static_cast<std::size_t>(*highest - *lowest + 1));
+  const auto span = static_cast<std::size_t>(*highest - *lowest + 1);
+  std::vector<bool> superseded(span);
   Result<Stmt> rows =
       Prepare(db,
               "SELECT revision, key, create_revision, prev_revision, deleted, value FROM kv "
               "ORDER BY revision DESC");
   if (!rows) return rows.error();
   sqlite3_stmt* s = rows->get();
-  std::vector<internal::StoredRow> newest_first;
+  // The rows and their keys live in mappings of their own, returned whole to the system once
+  // loaded: reserving the span up front backs only the pages the rows fill, and keeps a vector's
+  // growth (copies into ever larger blocks that malloc would then keep) out of the load.
+  core::MappedMemory row_memory(span * sizeof(internal::StoredRow), /*huge=*/true);
+  auto* newest_first = reinterpret_cast<internal::StoredRow*>(row_memory.data());
+  std::size_t count = 0;
+  struct Destroy {
+    internal::StoredRow* rows;
+    const std::size_t& count;
+    ~Destroy() { std::destroy_n(rows, count); }
+  } destroy{newest_first, count};
+  core::MappedArena keys(std::size_t{2} << 20, /*huge=*/true);
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    internal::StoredRow& row = newest_first.emplace_back();
-    row.revision = sqlite3_column_int64(s, 0);
-    row.key.assign(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)),
-                   static_cast<std::size_t>(sqlite3_column_bytes(s, 1)));
+    const Revision revision = sqlite3_column_int64(s, 0);
+    // Never past the bitmap, whatever the file holds.
+    if (revision < *lowest || revision > *highest || count == span) {
+      return Internal("sqlite: load: revision " + std::to_string(revision) +
+                      " outside the file's range read before");
+    }
+    internal::StoredRow& row = *new (newest_first + count) internal::StoredRow();
+    ++count;
+    row.revision = revision;
+    row.key = keys.Copy(std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)),
+                                         static_cast<std::size_t>(sqlite3_column_bytes(s, 1))));
     row.create_revision = sqlite3_column_int64(s, 2);
     row.prev_revision = sqlite3_column_int64(s, 3);
     row.deleted = sqlite3_column_int64(s, 4) != 0;
@@ -296,9 +321,10 @@ Status SqliteStore::Load() {
   if (rc != SQLITE_DONE) return SqlError(db, rc, "load");
   rows->reset();
   std::vector<Revision> dropped;
-  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
+  for (std::size_t i = count; i-- > 0;) {
     // The values of the versions this row supersedes stay on disk (LoadRow).
-    KT_RETURN_IF_ERROR(index_->LoadRow(std::move(*it), dropped, /*history_on_disk=*/true));
+    KT_RETURN_IF_ERROR(
+        index_->LoadRow(std::move(newest_first[i]), dropped, /*history_on_disk=*/true));
   }
   // Leftovers of a compaction interrupted by a restart.
   pending_deletes_.assign(dropped.begin(), dropped.end());

@@ -109,7 +109,8 @@ TEST(SqliteStoreTest, HistoryAfterReopenIsReadFromDiskExactly) {
   constexpr int kKeys = 20;
   constexpr int kRounds = 5;
   auto value = [](int k, int round) {
-    return "k" + std::to_string(k) + "-v" + std::to_string(round);
+    std::string v = "k";
+    return v.append(std::to_string(k)).append("-v").append(std::to_string(round));
   };
   auto key = [](int k) { return "/registry/nodes/n" + std::to_string(100 + k); };
   {
@@ -186,6 +187,60 @@ TEST(SqliteStoreTest, HistoryAfterReopenIsReadFromDiskExactly) {
   EXPECT_EQ(*at4->kvs[1].value, value(1, 3));
 }
 
+// Many more current rows than the loader hands to its copier at once, values of every size
+// (empty, a few bytes, over a 16 KB page, over what the copier stages): on_load sees each current
+// row exactly once, newest first, with its exact value, and the store holds exactly those values.
+TEST(SqliteStoreTest, ALargeLoadHandsEveryCurrentValueOverInOrder) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const SqliteOptions options = Options(dir);
+  constexpr int kKeys = 3000;
+  auto key = [](int k) { return "/registry/pods/ns/p" + std::to_string(100000 + k); };
+  auto value = [](int k, int round) {
+    if (k % 97 == 0) return std::string();
+    std::string v = "k";
+    v.append(std::to_string(k)).append("-r").append(std::to_string(round)).append(":");
+    v.append(k % 1009 == 0  ? 700000
+             : k % 101 == 0 ? 40000
+                            : static_cast<std::size_t>(k % 300),
+             static_cast<char>('a' + k % 26));
+    return v;
+  };
+  {
+    std::unique_ptr<Store> store = MustOpen(options);
+    for (int k = 0; k < kKeys; ++k) ASSERT_TRUE(store->Create(key(k), MakeBytes(value(k, 0))));
+    // Every third key written again, every fifth deleted: history and tombstones between.
+    for (int k = 0; k < kKeys; k += 3)
+      ASSERT_TRUE(store->Update(key(k), MakeBytes(value(k, 1)), 0));
+    for (int k = 0; k < kKeys; k += 5) ASSERT_TRUE(store->Delete(key(k), 0));
+  }
+  SqliteOptions reopen = options;
+  std::vector<std::pair<Revision, std::string>> loaded;
+  reopen.on_load = [&loaded](const LoadedRow& row) {
+    ASSERT_NE(row.value, nullptr);
+    ASSERT_NE(*row.value, nullptr);
+    std::string entry(row.key);
+    entry.append("=").append(**row.value);
+    loaded.emplace_back(row.revision, std::move(entry));
+  };
+  std::unique_ptr<Store> store = MustOpen(reopen);
+  ASSERT_NE(store, nullptr);
+  Result<RangeResponse> now = store->Range(RangeRequest::Prefix("/registry/pods/"));
+  ASSERT_TRUE(now);
+  std::vector<std::pair<Revision, std::string>> want;
+  for (const KeyValue& kv : now->kvs) {
+    const int k = std::stoi(kv.key.substr(kv.key.size() - 6)) - 100000;
+    EXPECT_EQ(*kv.value, value(k, k % 3 == 0 ? 1 : 0)) << kv.key;
+    std::string entry = kv.key;
+    entry.append("=").append(*kv.value);
+    want.emplace_back(kv.mod_revision, std::move(entry));
+  }
+  EXPECT_EQ(want.size(), static_cast<std::size_t>(kKeys - kKeys / 5));
+  std::sort(want.begin(), want.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  EXPECT_EQ(loaded, want);
+}
+
 TEST(SqliteStoreTest, SupersededValuesAreReleasedOnceWatchersPassThemAndReadBackFromDisk) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
@@ -199,7 +254,10 @@ TEST(SqliteStoreTest, SupersededValuesAreReleasedOnceWatchersPassThemAndReadBack
   ASSERT_TRUE(watch);
   constexpr int kRounds = 4;
   const std::string key = "/registry/nodes/n1";
-  auto value = [](int round) { return "v" + std::to_string(round) + std::string(100, 'x'); };
+  auto value = [](int round) {
+    std::string v = "v";
+    return v.append(std::to_string(round)).append(100, 'x');
+  };
   std::vector<std::weak_ptr<const std::string>> written;
   for (int round = 0; round < kRounds; ++round) {
     Bytes v = MakeBytes(value(round));

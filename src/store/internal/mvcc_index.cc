@@ -29,8 +29,8 @@ Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std:
 std::string Str(Revision r) { return std::to_string(r); }
 
 Status Corrupt(const StoredRow& row, const char* what) {
-  return Internal("store is corrupt at revision " + Str(row.revision) + " (key " + row.key +
-                  "): " + what);
+  return Internal("store is corrupt at revision " + Str(row.revision) + " (key " +
+                  std::string(row.key) + "): " + what);
 }
 
 }  // namespace
@@ -442,7 +442,8 @@ bool MvccIndex::ReleaseHistory(Revision revision) {
   return to < upto;
 }
 
-Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool history_on_disk) {
+Status MvccIndex::LoadRow(StoredRow&& row, std::vector<Revision>& dropped,
+                         bool history_on_disk) {
   std::unique_lock lock(mu_);
   KT_STORE_CHECK(!indexed_);  // before Start: the hash index is built from the loaded map
   // One lookup per row, reused for the insert: start-up time is mostly this loop.
@@ -463,7 +464,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
       if (found) {
         it->second.assign(1, std::move(v));
       } else {
-        keys_.emplace_hint(it, std::move(row.key), History())->second.push_back(std::move(v));
+        keys_.emplace_hint(it, std::string(row.key), History())->second.push_back(std::move(v));
       }
     }
     return Status::Ok();
@@ -485,7 +486,7 @@ Status MvccIndex::LoadRow(StoredRow row, std::vector<Revision>& dropped, bool hi
     // disk when a read or a watch needs it.
     it->second.back().value = OnDiskBytes();
   }
-  if (!found) it = keys_.emplace_hint(it, std::move(row.key), History());
+  if (!found) it = keys_.emplace_hint(it, std::string(row.key), History());
   it->second.push_back(Version{row.revision, create_revision, std::move(row.value)});
   current_ = row.revision;
   log_.push_back(it);

@@ -90,7 +90,7 @@ class WriteBatch {
 // One row of a persisted store, as the SQLite backend reads it back at start-up.
 struct StoredRow {
   Revision revision = 0;
-  std::string key;
+  std::string_view key;  // the loader's; LoadRow copies it when the key is new
   Revision create_revision = 0;
   Revision prev_revision = 0;  // mod_revision of the version this row replaced; 0 if none
   bool deleted = false;
@@ -160,7 +160,7 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   // and read back through Options::load_value when a read at an old revision or a watch
   // replay needs it: memory and start-up time then do not grow with the history on disk.
   void BeginLoad(Revision compacted);
-  Status LoadRow(StoredRow row, std::vector<Revision>& dropped, bool history_on_disk = false);
+  Status LoadRow(StoredRow&& row, std::vector<Revision>& dropped, bool history_on_disk = false);
 
   Result<std::unique_ptr<Watcher>> Watch(const WatchRequest& request, WatchCallback callback)
       KT_LOCKS_EXCLUDED(mu_, watch_mu_);

@@ -396,6 +396,43 @@ TEST(SqliteStoreTest, AGapInTheRevisionsIsReportedAsCorruption) {
   EXPECT_NE(store.error().message().find("corrupt"), std::string::npos) << store.error().ToString();
 }
 
+// A row whose prev_revision names a version of another key, or an older version of its own key,
+// is corruption, found at load like a gap.
+TEST(SqliteStoreTest, APrevRevisionThatIsNotTheKeysLastVersionIsReportedAsCorruption) {
+  const struct {
+    const char* name;
+    const char* sql;
+  } cases[] = {
+      // Revision 4 updated /a (prev 3); point it at /b's revision 2 instead.
+      {"another key's version", "UPDATE kv SET prev_revision = 2 WHERE revision = 4"},
+      // Revision 5 updated /a again (prev 4); point it at /a's first version instead.
+      {"an older version of its key", "UPDATE kv SET prev_revision = 1 WHERE revision = 5"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    ASSERT_TRUE(dir.ok());
+    const SqliteOptions options = Options(dir);
+    {
+      std::unique_ptr<Store> store = MustOpen(options);
+      ASSERT_TRUE(store->Create("/a", MakeBytes("a1")));     // 1
+      ASSERT_TRUE(store->Create("/b", MakeBytes("b1")));     // 2
+      ASSERT_TRUE(store->Update("/a", MakeBytes("a2"), 0));  // 3
+      ASSERT_TRUE(store->Update("/a", MakeBytes("a3"), 0));  // 4
+      ASSERT_TRUE(store->Update("/a", MakeBytes("a4"), 0));  // 5
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, c.sql, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    Result<std::unique_ptr<Store>> store = OpenSqliteStore(options);
+    ASSERT_FALSE(store);
+    EXPECT_EQ(store.error().code(), StatusCode::kInternal);
+    EXPECT_NE(store.error().message().find("prev_revision does not match"), std::string::npos)
+        << store.error().ToString();
+  }
+}
+
 TEST(SqliteStoreTest, OpenOfAnUnwritablePathFails) {
   SqliteOptions options;
   options.path = "/nonexistent-dir/kt/store.db";

@@ -446,9 +446,19 @@ Status MvccIndex::LoadRow(StoredRow&& row, std::vector<Revision>& dropped,
                          bool history_on_disk) {
   std::unique_lock lock(mu_);
   KT_STORE_CHECK(!indexed_);  // before Start: the hash index is built from the loaded map
-  // One lookup per row, reused for the insert: start-up time is mostly this loop.
-  auto it = keys_.lower_bound(row.key);
-  const bool found = it != keys_.end() && it->first == row.key;
+  // The row's key: where the version it replaced was loaded (the log holds that revision's key),
+  // which is most rows after a burst of updates; else one lookup, reused for the insert.
+  KeyMap::iterator it;
+  bool found = false;
+  if (row.revision > compacted_ && row.prev_revision > compacted_ &&
+      row.prev_revision <= current_) {
+    it = log_[static_cast<std::size_t>(row.prev_revision - compacted_ - 1)];
+    found = it->first == row.key;
+  }
+  if (!found) {
+    it = keys_.lower_bound(row.key);
+    found = it != keys_.end() && it->first == row.key;
+  }
   if (row.revision <= compacted_) {
     // History below the compacted revision: keep only the state at compacted_. Rows it
     // replaced may already be gone (a compaction deletes them over several transactions), so

@@ -42,6 +42,15 @@ std::unique_ptr<Store> MustOpen(const SqliteOptions& options) {
   return store ? std::move(*store) : nullptr;
 }
 
+// Runs `sql` (statements without results) on the closed store's file; SQLITE_OK on success.
+int ExecOnClosedStore(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open(path.c_str(), &db);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  return rc;
+}
+
 // Runs `sql` on the closed store's file and returns the first column of the first row.
 std::int64_t QueryClosedStore(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
@@ -342,14 +351,10 @@ TEST(SqliteStoreTest, InterruptedCompactionIsFinishedAfterRestart) {
     }
   }
   // Simulate a crash after the compacted revision was recorded but before its rows went.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "INSERT INTO meta(name, value) VALUES('compacted_revision', 40);"
-                         "DELETE FROM kv WHERE revision <= 10",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(ExecOnClosedStore(options.path,
+                              "INSERT INTO meta(name, value) VALUES('compacted_revision', 40);"
+                              "DELETE FROM kv WHERE revision <= 10"),
             SQLITE_OK);
-  sqlite3_close(db);
   {
     std::unique_ptr<Store> store = MustOpen(options);
     ASSERT_NE(store, nullptr);
@@ -385,11 +390,7 @@ TEST(SqliteStoreTest, AGapInTheRevisionsIsReportedAsCorruption) {
     for (int i = 0; i < 5; ++i)
       ASSERT_TRUE(store->Create("/k" + std::to_string(i), MakeBytes("v")));
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM kv WHERE revision = 3", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_EQ(ExecOnClosedStore(options.path, "DELETE FROM kv WHERE revision = 3"), SQLITE_OK);
   Result<std::unique_ptr<Store>> store = OpenSqliteStore(options);
   ASSERT_FALSE(store);
   EXPECT_EQ(store.error().code(), StatusCode::kInternal);
@@ -421,10 +422,7 @@ TEST(SqliteStoreTest, APrevRevisionThatIsNotTheKeysLastVersionIsReportedAsCorrup
       ASSERT_TRUE(store->Update("/a", MakeBytes("a3"), 0));  // 4
       ASSERT_TRUE(store->Update("/a", MakeBytes("a4"), 0));  // 5
     }
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, c.sql, nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
+    ASSERT_EQ(ExecOnClosedStore(options.path, c.sql), SQLITE_OK);
     Result<std::unique_ptr<Store>> store = OpenSqliteStore(options);
     ASSERT_FALSE(store);
     EXPECT_EQ(store.error().code(), StatusCode::kInternal);

@@ -442,8 +442,7 @@ bool MvccIndex::ReleaseHistory(Revision revision) {
   return to < upto;
 }
 
-Status MvccIndex::LoadRow(StoredRow&& row, std::vector<Revision>& dropped,
-                         bool history_on_disk) {
+Status MvccIndex::LoadRow(StoredRow&& row, std::vector<Revision>& dropped, bool history_on_disk) {
   std::unique_lock lock(mu_);
   KT_STORE_CHECK(!indexed_);  // before Start: the hash index is built from the loaded map
   // The row's key: where the version it replaced was loaded (the log holds that revision's key),

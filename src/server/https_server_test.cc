@@ -106,9 +106,10 @@ class HttpsServerTest : public ::testing::Test {
   }
 
   // A TLS client that trusts the test CA and checks the name "localhost"; with `cert`, it
-  // presents that client certificate.
-  SslPtr Dial(const CertKeyPem* cert = nullptr, int max_version = 0) {
+  // presents that client certificate; `suites` are the TLS 1.3 suites it offers, in order.
+  SslPtr Dial(const CertKeyPem* cert = nullptr, int max_version = 0, const char* suites = nullptr) {
     SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()), &SSL_CTX_free);
+    if (suites != nullptr) SSL_CTX_set_ciphersuites(ctx.get(), suites);
     X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
     AddPem(store, ca_.cert_pem);
     SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
@@ -232,6 +233,21 @@ TEST_F(HttpsServerTest, PlainHttpGetsGosAnswer) {
   ::close(fd);
   EXPECT_EQ(in,
             "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n");
+}
+
+TEST_F(HttpsServerTest, Tls13NegotiatesGosSuiteOrder) {
+  // OpenSSL's client lists AES-256-GCM first; the server picks AES-128-GCM, as Go's does.
+  SslPtr aes = Dial();
+  ASSERT_TRUE(aes);
+  EXPECT_STREQ(SSL_get_version(aes.get()), "TLSv1.3");
+  EXPECT_STREQ(SSL_CIPHER_get_name(SSL_get_current_cipher(aes.get())), "TLS_AES_128_GCM_SHA256");
+
+  // A client that puts ChaCha20-Poly1305 first (one without AES instructions) gets it.
+  SslPtr chacha = Dial(nullptr, 0, "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256");
+  ASSERT_TRUE(chacha);
+  EXPECT_STREQ(SSL_CIPHER_get_name(SSL_get_current_cipher(chacha.get())),
+               "TLS_CHACHA20_POLY1305_SHA256");
+  EXPECT_EQ(Body(Get(chacha.get(), "/who")), "tls none");
 }
 
 TEST_F(HttpsServerTest, Tls11IsRefused) {

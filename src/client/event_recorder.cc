@@ -120,64 +120,73 @@ class EventsV1Recorder : public RecorderBase {
     key += RefKey(regarding);
     if (related) key += RefKey(*related);
 
-    api::Event to_send;
-    bool patch = false;
+    std::shared_ptr<const api::Event> event;
+    Series series;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) return;
       const uint64_t h = Lru<Cached>::Hash(key);
       if (Cached* cached = cache_.Get(key, h)) {
         cached->last = now;
-        if (cached->event.series_count != 0) {
+        cached->series.last_observed_time = now_text;
+        if (cached->series.count != 0) {
           // Later repeats are only counted; the periodic jobs send the count.
-          ++cached->event.series_count;
-          cached->event.series_last_observed_time = now_text;
+          ++cached->series.count;
           return;
         }
-        cached->event.series_count = 2;
-        cached->event.series_last_observed_time = now_text;
-        to_send = cached->event;
-        patch = true;
+        cached->series.count = 2;
+        event = cached->event;
+        series = cached->series;
       } else {
-        api::Event ev;
-        ev.meta.name = EventName(regarding.name, UniqueNow());
-        ev.meta.namespace_ = NamespaceOf(regarding);
-        ev.involved_object = regarding;
-        if (related) ev.related = *related;
-        ev.reason = std::string(reason);
-        ev.message = std::move(note);
-        ev.type = std::string(type);
-        ev.event_time = now_text;
-        ev.action = std::string(action);
-        ev.reporting_component = controller_;
-        ev.reporting_instance = instance_;
-        to_send = ev;
-        cache_.Add(key, h, Cached{std::move(ev), now});
+        auto ev = std::make_shared<api::Event>();
+        ev->meta.name = EventName(regarding.name, UniqueNow());
+        ev->meta.namespace_ = NamespaceOf(regarding);
+        ev->involved_object = regarding;
+        if (related) ev->related = *related;
+        ev->reason = std::string(reason);
+        ev->message = std::move(note);
+        ev->type = std::string(type);
+        ev->event_time = now_text;
+        ev->action = std::string(action);
+        ev->reporting_component = controller_;
+        ev->reporting_instance = instance_;
+        event = ev;
+        cache_.Add(key, h, Cached{std::move(ev), Series{}, now});
       }
     }
-    Send(std::move(to_send), patch);
+    Send(std::move(event), std::move(series));
   }
 
  private:
   static constexpr auto kFinishPeriod = std::chrono::minutes(6);
   static constexpr auto kRefreshPeriod = std::chrono::minutes(30);
 
-  // A series is sent as a PATCH of the first event; a 404 falls back to creating it.
-  void Send(api::Event ev, bool patch) {
-    auto shared = std::make_shared<api::Event>(std::move(ev));
-    if (!patch) {
-      WithRetries(
-          [this, shared](WriteDone done) { client_->CreateEvent(*shared, std::move(done)); }, 0);
+  // An event's series: its count (0: none yet) and the time of its last occurrence.
+  struct Series {
+    int32_t count = 0;
+    std::string last_observed_time;
+  };
+
+  // The first occurrence is created; a series is sent as a PATCH of that event, and a 404 falls
+  // back to creating the event with its series. The event is shared with the cache and never
+  // changed: a write that is retried sends it again as it was.
+  void Send(std::shared_ptr<const api::Event> ev, Series series) {
+    if (series.count == 0) {
+      WithRetries([this, ev](WriteDone done) { client_->CreateEvent(*ev, std::move(done)); }, 0);
       return;
     }
-    std::string body = "{\"series\":{\"count\":" + std::to_string(shared->series_count) +
-                       ",\"lastObservedTime\":\"" + shared->series_last_observed_time + "\"}}";
-    WithRetries([this, shared, body](WriteDone done) {
-      client_->Patch(Resource::kEvents, shared->meta.namespace_, shared->meta.name,
-                     Subresource::kNone, api::PatchType::kStrategicMergePatch, body,
-                     [this, shared, done = std::move(done)](ApiResult<store::Bytes> r) {
+    std::string body = "{\"series\":{\"count\":" + std::to_string(series.count) +
+                       ",\"lastObservedTime\":\"" + series.last_observed_time + "\"}}";
+    auto s = std::make_shared<const Series>(std::move(series));
+    WithRetries([this, ev, s, body](WriteDone done) {
+      client_->Patch(Resource::kEvents, ev->meta.namespace_, ev->meta.name, Subresource::kNone,
+                     api::PatchType::kStrategicMergePatch, body,
+                     [this, ev, s, done = std::move(done)](ApiResult<store::Bytes> r) {
                        if (!r && r.error().code == 404) {
-                         return client_->CreateEvent(*shared, std::move(done));
+                         api::Event with_series = *ev;
+                         with_series.series_count = s->count;
+                         with_series.series_last_observed_time = s->last_observed_time;
+                         return client_->CreateEvent(std::move(with_series), std::move(done));
                        }
                        done(std::move(r));
                      });
@@ -196,7 +205,7 @@ class EventsV1Recorder : public RecorderBase {
   // Every 6 minutes: series quiet for 6 minutes get their final count and are forgotten, as are
   // single events older than that, so that a later repeat starts a new Event.
   void FinishSeries() {
-    std::vector<api::Event> finals;
+    std::vector<std::pair<std::shared_ptr<const api::Event>, Series>> finals;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) return;
@@ -204,31 +213,32 @@ class EventsV1Recorder : public RecorderBase {
       std::vector<std::string> drop;
       cache_.ForEach([&](const std::string& key, Cached& c) {
         if (c.last >= cutoff) return;
-        if (c.event.series_count != 0) finals.push_back(c.event);
+        if (c.series.count != 0) finals.emplace_back(c.event, c.series);
         drop.push_back(key);
       });
       for (const std::string& k : drop) cache_.Erase(k);
       ScheduleLocked(&finish_timer_, kFinishPeriod, &EventsV1Recorder::FinishSeries);
     }
-    for (api::Event& ev : finals) Send(std::move(ev), true);
+    for (auto& [ev, series] : finals) Send(std::move(ev), std::move(series));
   }
 
   // Every 30 minutes: live series are sent again (their heartbeat).
   void RefreshSeries() {
-    std::vector<api::Event> live;
+    std::vector<std::pair<std::shared_ptr<const api::Event>, Series>> live;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) return;
       cache_.ForEach([&](const std::string&, Cached& c) {
-        if (c.event.series_count != 0) live.push_back(c.event);
+        if (c.series.count != 0) live.emplace_back(c.event, c.series);
       });
       ScheduleLocked(&refresh_timer_, kRefreshPeriod, &EventsV1Recorder::RefreshSeries);
     }
-    for (api::Event& ev : live) Send(std::move(ev), true);
+    for (auto& [ev, series] : live) Send(std::move(ev), std::move(series));
   }
 
   struct Cached {
-    api::Event event;
+    std::shared_ptr<const api::Event> event;  // as first created
+    Series series;
     Time last{};  // the last occurrence
   };
 
@@ -252,7 +262,8 @@ class CoreV1Recorder : public RecorderBase {
     if (!ValidType(type)) return;
     const Time now = clock_->Now();
     const std::string now_text = FormatRfc3339(now);
-    api::Event ev;
+    auto shared = std::make_shared<api::Event>();
+    api::Event& ev = *shared;
     ev.involved_object = regarding;
     ev.reason = std::string(reason);
     ev.message = std::move(note);
@@ -324,7 +335,7 @@ class CoreV1Recorder : public RecorderBase {
       }
       if (!(*bucket)->TryAccept()) return;
     }
-    Send(std::move(ev), patch);
+    Send(std::move(shared), patch);
   }
 
  private:
@@ -338,8 +349,7 @@ class CoreV1Recorder : public RecorderBase {
     std::string name;
   };
 
-  void Send(api::Event ev, bool patch) {
-    auto shared = std::make_shared<api::Event>(std::move(ev));
+  void Send(std::shared_ptr<const api::Event> shared, bool patch) {
     auto create = [this, shared](WriteDone done) {
       client_->CreateEvent(*shared, std::move(done));
     };

@@ -25,7 +25,7 @@ class FakeClient : public Client {
     {
       std::lock_guard<std::mutex> lock(mu);
       calls.push_back({"create", ns, name, body});
-      existing.push_back(name);
+      if (!forget_creates) existing.push_back(name);
     }
     done(store::MakeBytes(body));
   }
@@ -60,6 +60,7 @@ class FakeClient : public Client {
   std::mutex mu;
   std::vector<Call> calls;
   std::vector<std::string> existing;
+  bool forget_creates = false;  // as if each created event were deleted at once
 };
 
 ObjectRef Pod(std::string name, std::string rv = "5") {
@@ -71,6 +72,11 @@ ObjectRef Pod(std::string name, std::string rv = "5") {
   r.uid = "uid-1";
   r.resource_version = std::move(rv);
   return r;
+}
+
+// The scheduler's event for a pod that fits no node, repeated as a pod is retried.
+void FailedScheduling(EventRecorder& r, const ObjectRef& pod) {
+  r.Eventf(pod, nullptr, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes");
 }
 
 api::Event Decode(const std::string& json) {
@@ -108,17 +114,17 @@ TEST(EventsV1RecorderTest, RepeatsBecomeASeriesPatchedOnceThenByTheFinishJob) {
   SimulatedClock clock;
   auto r = NewEventsV1Recorder(&client, &clock, "default-scheduler", "i");
   const ObjectRef pod = Pod("p");
-  r->Eventf(pod, nullptr, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes");
+  FailedScheduling(*r, pod);
   clock.Advance(std::chrono::seconds(1));
-  r->Eventf(pod, nullptr, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes");
+  FailedScheduling(*r, pod);
   ASSERT_EQ(client.calls.size(), 2u);
   EXPECT_EQ(client.calls[1].verb, "patch");
   EXPECT_EQ(client.calls[1].name, client.calls[0].name);
   EXPECT_EQ(client.calls[1].body,
             R"({"series":{"count":2,"lastObservedTime":"2026-01-01T00:00:01.000000Z"}})");
   // Later repeats are counted locally...
-  r->Eventf(pod, nullptr, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes");
-  r->Eventf(pod, nullptr, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes");
+  FailedScheduling(*r, pod);
+  FailedScheduling(*r, pod);
   EXPECT_EQ(client.calls.size(), 2u);
   // ...and sent when the series has been quiet for 6 minutes (the 12-minute run of the job).
   clock.Advance(std::chrono::minutes(12));
@@ -126,10 +132,40 @@ TEST(EventsV1RecorderTest, RepeatsBecomeASeriesPatchedOnceThenByTheFinishJob) {
   EXPECT_EQ(client.calls[2].body,
             R"({"series":{"count":4,"lastObservedTime":"2026-01-01T00:00:01.000000Z"}})");
   // Forgotten: the next occurrence is a new Event.
-  r->Eventf(pod, nullptr, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes");
+  FailedScheduling(*r, pod);
   ASSERT_EQ(client.calls.size(), 4u);
   EXPECT_EQ(client.calls[3].verb, "create");
   EXPECT_NE(client.calls[3].name, client.calls[0].name);
+}
+
+TEST(EventsV1RecorderTest, ASeriesWhoseEventIsGoneIsCreatedWithItsSeries) {
+  FakeClient client;
+  client.forget_creates = true;
+  SimulatedClock clock;
+  auto r = NewEventsV1Recorder(&client, &clock, "default-scheduler", "i");
+  const ObjectRef pod = Pod("p");
+  FailedScheduling(*r, pod);
+  clock.Advance(std::chrono::seconds(2));
+  FailedScheduling(*r, pod);
+  ASSERT_EQ(client.calls.size(), 3u);
+  EXPECT_EQ(client.calls[1].verb, "patch");
+  EXPECT_EQ(client.calls[2].verb, "create");
+  EXPECT_EQ(client.calls[2].name, client.calls[0].name);
+  const api::Event first = Decode(client.calls[0].body);
+  const api::Event again = Decode(client.calls[2].body);
+  EXPECT_EQ(first.series_count, 0);
+  EXPECT_EQ(again.series_count, 2);
+  EXPECT_EQ(again.series_last_observed_time, "2026-01-01T00:00:02.000000Z");
+  EXPECT_EQ(again.event_time, first.event_time);  // the first occurrence's, as created
+  EXPECT_EQ(again.message, "0/3 nodes");
+
+  // The finish job's final count takes the same way back.
+  FailedScheduling(*r, pod);
+  clock.Advance(std::chrono::minutes(12));
+  ASSERT_EQ(client.calls.size(), 5u);
+  EXPECT_EQ(client.calls[3].body,
+            R"({"series":{"count":3,"lastObservedTime":"2026-01-01T00:00:02.000000Z"}})");
+  EXPECT_EQ(Decode(client.calls[4].body).series_count, 3);
 }
 
 TEST(EventsV1RecorderTest, AChangedResourceVersionIsANewEvent) {

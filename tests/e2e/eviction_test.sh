@@ -113,7 +113,7 @@ evicted() {
 }
 
 # stays NAME POD UID UNTIL_MS: looks at POD every 0.2 s until UNTIL_MS (a _now_ms time) has
-# passed, the last look starting at or after it; every look must find the same pod (UID),
+# passed, the last look starting at or after it (and no later than the look before it ends); every look must find the same pod (UID),
 # without a DisruptionTarget condition. One check.
 stays() {
   local name=$1 pod=$2 uid=$3 until=$4 looks=0 t what
@@ -130,7 +130,11 @@ stays() {
       return
     fi
     [ "$t" -ge "$until" ] && break
-    sleep 0.2
+    # The next look starts 0.2 s later, or at UNTIL_MS if that comes first (on a loaded machine a
+    # look can take long, and the last one must not start later than it needs to).
+    local wait_ms=$((until - $(_now_ms)))
+    [ "$wait_ms" -gt 200 ] && wait_ms=200
+    [ "$wait_ms" -gt 0 ] && sleep "$(printf '0.%03d' "$wait_ms")"
   done
   ok
 }

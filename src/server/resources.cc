@@ -1,6 +1,7 @@
 #include "server/resources.h"
 
 #include <array>
+#include <cstring>
 
 namespace kt::server {
 
@@ -77,10 +78,35 @@ const ResourceInfo* FindResourceByKind(std::string_view api_version, std::string
 
 std::string ObjectKey(const ResourceInfo& info, std::string_view namespace_,
                       std::string_view name) {
-  std::string key(info.key_prefix);
+  std::string key;
+  key.reserve(info.key_prefix.size() + (info.namespaced ? namespace_.size() + 1 : 0) + name.size());
+  key.append(info.key_prefix);
   if (info.namespaced) key.append(namespace_).append("/");
   key.append(name);
   return key;
+}
+
+ObjectKeyBuffer::ObjectKeyBuffer(const ResourceInfo& info, std::string_view namespace_,
+                                 std::string_view name) {
+  const std::string_view prefix = info.key_prefix;
+  const size_t size = prefix.size() + (info.namespaced ? namespace_.size() + 1 : 0) + name.size();
+  if (size > sizeof inline_) {
+    spill_ = ObjectKey(info, namespace_, name);
+    view_ = spill_;
+    return;
+  }
+  char* p = inline_;
+  auto put = [&p](std::string_view s) {
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  };
+  put(prefix);
+  if (info.namespaced) {
+    put(namespace_);
+    put("/");
+  }
+  put(name);
+  view_ = std::string_view(inline_, size);
 }
 
 std::string NamespacePrefix(const ResourceInfo& info, std::string_view namespace_) {

@@ -58,4 +58,20 @@ const ResourceInfo* FindResourceByKind(std::string_view api_version, std::string
 std::string ObjectKey(const ResourceInfo& info, std::string_view namespace_, std::string_view name);
 std::string NamespacePrefix(const ResourceInfo& info, std::string_view namespace_);
 
+// ObjectKey built in place, for a lookup: no allocation unless the key is longer than its buffer
+// (names and namespaces are at most 253 and 63 bytes, so few are).
+//   index.Find(map, ObjectKeyBuffer(info, ns, name).view())
+class ObjectKeyBuffer {
+ public:
+  ObjectKeyBuffer(const ResourceInfo& info, std::string_view namespace_, std::string_view name);
+  ObjectKeyBuffer(const ObjectKeyBuffer&) = delete;
+  ObjectKeyBuffer& operator=(const ObjectKeyBuffer&) = delete;
+  std::string_view view() const { return view_; }
+
+ private:
+  char inline_[256];
+  std::string spill_;
+  std::string_view view_;
+};
+
 }  // namespace kt::server

@@ -420,9 +420,9 @@ void WatchCache::OnStoreResponse(store::WatchResponse response) {
 }
 
 ObjectPtr WatchCache::Get(std::string_view namespace_, std::string_view name) const {
-  const std::string key = ObjectKey(info_, namespace_, name);
+  const ObjectKeyBuffer key(info_, namespace_, name);
   std::lock_guard<std::mutex> lock(objects_mu_);
-  auto it = index_.Find(objects_, key);
+  auto it = index_.Find(objects_, key.view());
   return it == objects_.end() ? nullptr : it->second;
 }
 
@@ -460,7 +460,7 @@ WatchCache::ListResult WatchCache::List(const ObjectFilter& filter, std::string_
   }
   if (auto name = filter.fields.RequiresExactMatch(Field::kMetadataName);
       name && (!info_.namespaced || !filter.namespace_.empty())) {
-    auto it = index_.Find(objects_, ObjectKey(info_, filter.namespace_, *name));
+    auto it = index_.Find(objects_, ObjectKeyBuffer(info_, filter.namespace_, *name).view());
     if (it != objects_.end()) take(it->second);
     return result;
   }

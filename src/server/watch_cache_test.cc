@@ -272,6 +272,32 @@ TEST_F(WatchCacheTest, ResourceVersionZeroReplaysCurrentObjectsAsAddedThenLiveEv
   EXPECT_EQ(LabelInJson(events[4].json, "app"), "db");
 }
 
+TEST_F(WatchCacheTest, GetAndNameListsFindKeysOfEveryLength) {
+  // The lookup key is built in a buffer of its own, spilling to the heap past 256 bytes: the
+  // longest namespace (63) and name (253) make a 332-byte key.
+  const std::string long_ns(63, 'n');
+  const std::string long_name(253, 'p');
+  Put("default", "a");
+  Put(long_ns, "b");
+  Sync(Put(long_ns, long_name));
+  for (const auto& [ns, name] : std::vector<std::pair<std::string, std::string>>{
+           {"default", "a"}, {long_ns, "b"}, {long_ns, long_name}}) {
+    SCOPED_TRACE(name.size());
+    EXPECT_EQ(ObjectKeyBuffer(PodInfo(), ns, name).view(), Key(ns, name));
+    ObjectPtr got = cache_->Get(ns, name);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->key, Key(ns, name));
+    WatchCache::ListResult listed = cache_->List(Filter(ns, "", "metadata.name=" + name), "", 0);
+    ASSERT_EQ(listed.items.size(), 1u);
+    EXPECT_EQ(listed.items[0]->key, Key(ns, name));
+  }
+  EXPECT_FALSE(cache_->Get(long_ns, long_name + "x"));
+  EXPECT_FALSE(cache_->Get("default", "b"));
+  // A cluster-scoped resource's key has no namespace.
+  EXPECT_EQ(ObjectKeyBuffer(Info(Resource::kNodes), "ignored", "node-1").view(),
+            ObjectKey(Info(Resource::kNodes), "", "node-1"));
+}
+
 TEST_F(WatchCacheTest, ResourceVersionNReplaysEveryLaterEventOnceInOrder) {
   struct Op {
     T type;

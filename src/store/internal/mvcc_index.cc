@@ -263,7 +263,9 @@ Result<WriteResult> MvccIndex::CheckLocked(const WriteOp& op, WriteBatch& batch)
     }
     result.value = e.value;
   }
-  batch.staged_[op.key] = WriteBatch::Staged{e.mod_revision, e.create_revision, e.value, hint};
+  if (!batch.single_) {
+    batch.staged_[op.key] = WriteBatch::Staged{e.mod_revision, e.create_revision, e.value, hint};
+  }
   ++batch.next_revision_;
   batch.events_.push_back(std::move(e));
   batch.hints_.push_back(hint);
@@ -348,6 +350,7 @@ Result<WriteResult> MvccIndex::CheckAndApply(const WriteOp& op) {
     WriteBatch batch;
     batch.next_revision_ = current_ + 1;
     batch.erase_epoch_ = erase_epoch_;
+    batch.single_ = true;
     result = CheckLocked(op, batch);
     if (!result) return result;
     ApplyLocked(batch);

@@ -85,6 +85,7 @@ class WriteBatch {
   std::vector<KeyMap::iterator> hints_;
   uint64_t erase_epoch_ = 0;
   std::unordered_map<std::string, Staged> staged_;  // keys written earlier in the batch
+  bool single_ = false;  // a batch of one write (CheckAndApply): nothing later reads staged_
 };
 
 // One row of a persisted store, as the SQLite backend reads it back at start-up.

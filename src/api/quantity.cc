@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace kt::api {
 
@@ -226,7 +227,36 @@ Int128 SaturatingAdd(Int128 a, Int128 b) {
 
 }  // namespace
 
+// Objects of one workload ask for the same few quantities ("100m", "500Mi") again and again, and
+// a create parses each several times (canonical form, QoS class, typed view): the last few short
+// texts parsed on this thread are remembered with their value.
 Result<Quantity> Quantity::Parse(std::string_view str) {
+  struct Remembered {
+    unsigned char size = 0;  // 0: empty slot
+    char text[23];
+    Quantity q;
+  };
+  static constexpr size_t kSlots = 8;
+  thread_local Remembered memo[kSlots];
+  thread_local size_t next = 0;
+  const bool short_text = !str.empty() && str.size() <= sizeof(Remembered::text);
+  if (short_text) {
+    for (const Remembered& m : memo) {
+      if (m.size == str.size() && std::memcmp(m.text, str.data(), str.size()) == 0) return m.q;
+    }
+  }
+  Result<Quantity> q = ParseText(str);
+  if (short_text && q) {
+    Remembered& m = memo[next];
+    next = (next + 1) % kSlots;
+    m.size = static_cast<unsigned char>(str.size());
+    std::memcpy(m.text, str.data(), str.size());
+    m.q = *q;
+  }
+  return q;
+}
+
+Result<Quantity> Quantity::ParseText(std::string_view str) {
   if (str.empty()) return Err(FormatWrong());
   Quantity q;
   if (str == "0") return q;

@@ -91,6 +91,7 @@ class Quantity {
   __extension__ typedef __int128 Int128;
 
   static int64_t ScaledValueSlow(Int128 nano, int scale);
+  static Result<Quantity> ParseText(std::string_view text);
 
   Int128 nano_ = 0;  // the value in units of 10^-9
   Format format_ = Format::kDecimalSI;

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -174,6 +176,35 @@ TEST(QuantityTest, ParsesToUpstreamCanonicalForm) {
     Quantity again = Q(c.canonical);
     EXPECT_EQ(again, *q) << c.in;
     EXPECT_EQ(again.ToString(), c.canonical) << c.in;
+  }
+}
+
+TEST(QuantityTest, RepeatedParsesGiveTheFirstParsesResult) {
+  // A thread remembers its last few parses: texts asked again, alternated with others (more
+  // than it remembers), and texts that differ by a byte or a length each get their own value.
+  std::vector<std::string> texts;
+  for (const ParseCase& c : kParseCases) texts.push_back(c.in);
+  for (const char* t : {"1", "1M", "1Mi", "1m", "10", "100m", "100M", "0.1", ".1", "1e3", "1E3"}) {
+    texts.push_back(t);
+  }
+  std::vector<std::pair<std::string, F>> first;
+  for (const std::string& t : texts) {
+    Quantity q = Q(t);
+    first.emplace_back(q.ToString(), q.format());
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < texts.size(); ++i) {
+      for (size_t j : {i, i, i / 2}) {
+        Quantity q = Q(texts[j]);
+        EXPECT_EQ(q.ToString(), first[j].first) << texts[j];
+        EXPECT_EQ(q.format(), first[j].second) << texts[j];
+      }
+    }
+  }
+  // A failed parse is never remembered.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(Quantity::Parse("1.1.M"));
+    EXPECT_TRUE(Quantity::Parse("1.1M"));
   }
 }
 

@@ -76,10 +76,18 @@ const ResourceInfo* FindResourceByKind(std::string_view api_version, std::string
   return nullptr;
 }
 
+namespace {
+
+size_t ObjectKeySize(const ResourceInfo& info, std::string_view namespace_, std::string_view name) {
+  return info.key_prefix.size() + (info.namespaced ? namespace_.size() + 1 : 0) + name.size();
+}
+
+}  // namespace
+
 std::string ObjectKey(const ResourceInfo& info, std::string_view namespace_,
                       std::string_view name) {
   std::string key;
-  key.reserve(info.key_prefix.size() + (info.namespaced ? namespace_.size() + 1 : 0) + name.size());
+  key.reserve(ObjectKeySize(info, namespace_, name));
   key.append(info.key_prefix);
   if (info.namespaced) key.append(namespace_).append("/");
   key.append(name);
@@ -88,8 +96,7 @@ std::string ObjectKey(const ResourceInfo& info, std::string_view namespace_,
 
 ObjectKeyBuffer::ObjectKeyBuffer(const ResourceInfo& info, std::string_view namespace_,
                                  std::string_view name) {
-  const std::string_view prefix = info.key_prefix;
-  const size_t size = prefix.size() + (info.namespaced ? namespace_.size() + 1 : 0) + name.size();
+  const size_t size = ObjectKeySize(info, namespace_, name);
   if (size > sizeof inline_) {
     spill_ = ObjectKey(info, namespace_, name);
     view_ = spill_;
@@ -100,7 +107,7 @@ ObjectKeyBuffer::ObjectKeyBuffer(const ResourceInfo& info, std::string_view name
     if (!s.empty()) std::memcpy(p, s.data(), s.size());
     p += s.size();
   };
-  put(prefix);
+  put(info.key_prefix);
   if (info.namespaced) {
     put(namespace_);
     put("/");

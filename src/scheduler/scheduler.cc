@@ -13,6 +13,12 @@ namespace kt::scheduler {
 
 namespace {
 
+// Bindings (and failure reports) the scheduler thread queues for its API thread before waking
+// it, and scheduling attempts it lets pass before it wakes it for fewer. A wake-up is a futex
+// call on one side and a context switch on the other: on a small virtual machine, more than a
+// binding's own work.
+constexpr size_t kApiBatch = 16;
+
 // Upstream truncates event notes beyond validation.NoteLengthLimit (1024 bytes).
 std::string TruncateMessage(std::string m) {
   constexpr size_t kLimit = 1024;
@@ -322,29 +328,31 @@ bool Scheduler::ScheduleOne() {
 }
 
 void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& host) {
-  OffThread([this, qp, host] {
-    Framework* fw = qp->framework;
-    if (Status s = fw->RunPreBindPlugins(*qp->pod, host); !s.IsSuccess()) {
-      Post([this, qp, host, s] { OnBindDone(qp, host, s); });
-      return;
-    }
-    fw->RunBindPlugins(qp->pod, host, [this, qp, host](Status s) {
-      // The completion may run on a store or HTTP thread: the event is written from ours.
-      OffThread([this, qp, host, s] {
-        if (s.IsSuccess()) {
-          if (client::EventRecorder* r = RecorderFor(qp->framework)) {
-            const PodInfo& pod = *qp->pod;
-            std::string note = "Successfully assigned ";
-            note.append(pod.namespace_()).append("/").append(pod.name()).append(" to ");
-            note.append(host);
-            r->Eventf(client::RefOf(*pod.object), nullptr, client::kEventTypeNormal, "Scheduled",
-                      "Binding", std::move(note));
-          }
+  OffThread(
+      [this, qp, host] {
+        Framework* fw = qp->framework;
+        if (Status s = fw->RunPreBindPlugins(*qp->pod, host); !s.IsSuccess()) {
+          Post([this, qp, host, s] { OnBindDone(qp, host, s); });
+          return;
         }
-        Post([this, qp, host, s] { OnBindDone(qp, host, s); });
-      });
-    });
-  });
+        fw->RunBindPlugins(qp->pod, host, [this, qp, host](Status s) {
+          // The completion may run on a store or HTTP thread: the event is written from ours.
+          OffThread([this, qp, host, s] {
+            if (s.IsSuccess()) {
+              if (client::EventRecorder* r = RecorderFor(qp->framework)) {
+                const PodInfo& pod = *qp->pod;
+                std::string note = "Successfully assigned ";
+                note.append(pod.namespace_()).append("/").append(pod.name()).append(" to ");
+                note.append(host);
+                r->Eventf(client::RefOf(*pod.object), nullptr, client::kEventTypeNormal,
+                          "Scheduled", "Binding", std::move(note));
+              }
+            }
+            Post([this, qp, host, s] { OnBindDone(qp, host, s); });
+          });
+        });
+      },
+      /*defer=*/true);
 }
 
 void Scheduler::OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, Status status) {
@@ -382,14 +390,16 @@ void Scheduler::HandleFailure(QueuedPodInfoPtr qp, const Status& status, const D
     queue_->AddNominatedPod(qp->pod, nominating);
   }
   const bool update = live != nullptr && !Assigned(*live);
-  OffThread([this, pod, current, update, reason, message, nominating,
-             recorder = RecorderFor(qp->framework)] {
-    if (recorder != nullptr) {
-      recorder->Eventf(client::RefOf(*pod->object), nullptr, client::kEventTypeWarning,
-                       "FailedScheduling", "Scheduling", TruncateMessage(message));
-    }
-    if (update) UpdatePodStatus(current, reason, message, nominating);
-  });
+  OffThread(
+      [this, pod, current, update, reason, message, nominating,
+       recorder = RecorderFor(qp->framework)] {
+        if (recorder != nullptr) {
+          recorder->Eventf(client::RefOf(*pod->object), nullptr, client::kEventTypeWarning,
+                           "FailedScheduling", "Scheduling", TruncateMessage(message));
+        }
+        if (update) UpdatePodStatus(current, reason, message, nominating);
+      },
+      /*defer=*/true);
 }
 
 void Scheduler::UpdatePodStatus(const ObjectPtr& obj, const std::string& reason,
@@ -460,19 +470,40 @@ void Scheduler::UpdatePodStatus(const ObjectPtr& obj, const std::string& reason,
 
 // --- Threading --------------------------------------------------------------------------------
 
-void Scheduler::OffThread(std::function<void()> fn) {
+void Scheduler::OffThread(std::function<void()> fn, bool defer) {
   {
     std::lock_guard<std::mutex> lock(api_mu_);
     if (api_running_) {
       if (api_stopping_) return;
       const bool wake = api_queue_.empty();
       api_queue_.push_back(std::move(fn));
+      if (defer) {
+        if (api_deferred_++ == 0) attempts_since_deferral_ = 0;
+        if (api_deferred_ < kApiBatch) return;
+        api_deferred_ = 0;
+      }
       api_seq_.fetch_add(1, std::memory_order_release);
-      if (wake) api_cv_.notify_one();
+      if (wake || defer) api_cv_.notify_one();
       return;
     }
   }
   fn();
+}
+
+void Scheduler::FlushOffThread() {
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    if (api_deferred_ == 0) return;
+    api_deferred_ = 0;
+    api_seq_.fetch_add(1, std::memory_order_release);
+  }
+  api_cv_.notify_one();
+}
+
+void Scheduler::MaybeFlushOffThread() {
+  if (++attempts_since_deferral_ < kApiBatch) return;
+  attempts_since_deferral_ = 0;
+  FlushOffThread();
 }
 
 void Scheduler::ApiLoop() {
@@ -489,6 +520,7 @@ void Scheduler::ApiLoop() {
       api_cv_.wait(lock, [&] { return api_stopping_ || !api_queue_.empty(); });
       if (api_queue_.empty()) return;  // stopping, and everything queued is done
       batch.swap(api_queue_);
+      api_deferred_ = 0;  // taken: nothing left to wake this thread for
     }
     for (auto& fn : batch) fn();
     batch.clear();
@@ -539,6 +571,7 @@ size_t Scheduler::RunUntilIdle() {
   for (;;) {
     DrainInbox();
     if (!ScheduleOne()) {
+      FlushOffThread();
       if (DrainInbox() == 0) return attempts;  // a binding may have completed meanwhile
       continue;
     }
@@ -601,7 +634,11 @@ void Scheduler::Loop() {
       if (stopping_) return;
     }
     const uint64_t seen = inbox_seq_.load(std::memory_order_acquire);
-    if (ScheduleOne()) continue;
+    if (ScheduleOne()) {
+      MaybeFlushOffThread();
+      continue;
+    }
+    FlushOffThread();
     // Idle: more work usually comes within microseconds under load (core/spin.h).
     if (core::SpinUntil([&] { return inbox_seq_.load(std::memory_order_acquire) != seen; })) {
       continue;

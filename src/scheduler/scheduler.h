@@ -121,8 +121,14 @@ class Scheduler {
   // PreBind and Bind on the API thread, then OnBindDone on this one.
   void RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& host);
   void OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, Status status);
-  // Runs `fn` on the API thread (inline when the scheduler was not started).
-  void OffThread(std::function<void()> fn);
+  // Runs `fn` on the API thread (inline when the scheduler was not started). From the scheduler
+  // thread, `defer` leaves the API thread asleep until FlushOffThread, so that it wakes once for
+  // a run of bindings rather than once for each.
+  void OffThread(std::function<void()> fn, bool defer = false);
+  // Wakes the API thread for the deferred work: when kApiBatch items wait, when kApiBatch
+  // scheduling attempts have passed since the first, and whenever the scheduler thread is idle.
+  void FlushOffThread();
+  void MaybeFlushOffThread();
   void ApiLoop();
   void HandleFailure(QueuedPodInfoPtr qp, const Status& status, const Diagnosis* diagnosis,
                      const NominatingInfo& nominating);
@@ -169,6 +175,8 @@ class Scheduler {
   bool api_running_ = false;                      // guarded by api_mu_
   bool api_stopping_ = false;                     // guarded by api_mu_
   std::atomic<uint64_t> api_seq_{0};              // bumped by OffThread
+  size_t api_deferred_ = 0;                       // guarded by api_mu_: queued, not yet woken for
+  size_t attempts_since_deferral_ = 0;            // scheduler thread only
   std::thread api_thread_;
 
   std::atomic<uint64_t> scheduled_{0};

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "scheduler/testing/cluster.h"
 
 namespace kt::scheduler {
@@ -284,6 +287,79 @@ TEST(SchedulerTest, RepeatedFailureDoesNotRewriteAnUnchangedCondition) {
   c.Advance(std::chrono::minutes(5) + std::chrono::seconds(31));
   EXPECT_GT(c.scheduler->AttemptCount(), attempts);
   EXPECT_EQ(c.GetPod("p")->revision, before);
+}
+
+// With its own threads running (as `kubetaint serve` starts it), the scheduler hands bindings
+// to its API thread in runs: a lone pod, fewer than a run, and many more than one all bind, and
+// each gets its Scheduled event.
+TEST(SchedulerThreadsTest, BindsALonePodAFewAndManyWithItsThreadsRunning) {
+  std::unique_ptr<store::Store> store = store::NewMemoryStore();
+  server::Registry::Options ro;
+  ro.admission = admission::testing::ChainForNodesWithoutKubelets();
+  server::Registry registry(store.get(), ro);
+  ASSERT_TRUE(registry.Start().ok());
+  std::unique_ptr<client::Clock> clock = client::NewRealClock();
+  std::unique_ptr<client::Client> client = client::NewInProcessClient(&registry);
+  client::Informer pods(client::NewCacheListerWatcher(&registry.cache(Resource::kPods)),
+                        client::Informer::Options::Manual(clock.get(), "pods"));
+  client::Informer nodes(client::NewCacheListerWatcher(&registry.cache(Resource::kNodes)),
+                         client::Informer::Options::Manual(clock.get(), "nodes"));
+  Scheduler::Options so;
+  so.clock = clock.get();
+  so.client = client.get();
+  so.get_pod = [&pods](std::string_view ns, std::string_view name) { return pods.Get(ns, name); };
+  auto made = Scheduler::New(std::move(so));
+  ASSERT_TRUE(made.has_value());
+  std::unique_ptr<Scheduler> sched = std::move(*made);
+  sched->AddEventHandlers(&pods, &nodes);
+  ASSERT_TRUE(client->CreateSync(Resource::kNodes, "", NodeJson("node1")).has_value());
+  pods.Start();
+  nodes.Start();
+  ASSERT_TRUE(client::WaitForCacheSync(
+      {&pods, &nodes}, std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  sched->Start();
+
+  int created = 0;
+  auto name = [](int i) {
+    std::string n = std::to_string(i);
+    n.insert(n.begin(), 'p');
+    return n;
+  };
+  auto bound = [&] {
+    int n = 0;
+    for (int i = 0; i < created; ++i) {
+      server::ObjectPtr o = registry.cache(Resource::kPods).Get("default", name(i));
+      const api::Pod* p = o ? o->As<api::Pod>() : nullptr;
+      if (p != nullptr && p->spec.node_name == "node1") ++n;
+    }
+    return n;
+  };
+  auto events = [&] { return registry.cache(Resource::kEvents).size(); };
+  // Polls, with a deadline, until every pod created so far is bound and has its event.
+  auto settled = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (bound() == created && events() == static_cast<size_t>(created)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  };
+  for (int batch : {1, 3, 40}) {
+    for (int i = 0; i < batch; ++i) {
+      ASSERT_TRUE(
+          client
+              ->CreateSync(Resource::kPods, "default", PodJson(name(created), "", R"("cpu":"10m")"))
+              .has_value());
+      ++created;
+    }
+    EXPECT_TRUE(settled()) << "after " << created << " pods: " << bound() << " bound, " << events()
+                           << " events";
+  }
+  EXPECT_EQ(sched->ScheduledCount(), 44u);
+  sched->Stop();
+  pods.Stop();
+  nodes.Stop();
+  registry.Stop();
 }
 
 }  // namespace

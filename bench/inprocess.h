@@ -97,6 +97,45 @@ inline std::map<std::string, double> ThreadCpu() {
   return out;
 }
 
+// Context switches so far (voluntary and involuntary) of this process's threads, summed by
+// thread name.
+inline std::map<std::string, long> ThreadSwitches() {
+  std::map<std::string, long> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::FILE* f = std::fopen((e.path() / "status").c_str(), "r");
+    if (f == nullptr) continue;
+    char line[256];
+    std::string name;
+    long switches = 0;
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      long n = 0;
+      if (std::strncmp(line, "Name:\t", 6) == 0) {
+        name.assign(line + 6, std::strcspn(line + 6, "\n"));
+      } else if (std::sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+                 std::sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1) {
+        switches += n;
+      }
+    }
+    std::fclose(f);
+    out[name] += switches;
+  }
+  return out;
+}
+
+inline std::string SwitchDelta(const std::map<std::string, long>& before,
+                               const std::map<std::string, long>& after) {
+  std::string s;
+  for (const auto& [name, v] : after) {
+    auto b = before.find(name);
+    const long d = v - (b == before.end() ? 0 : b->second);
+    if (d < 10) continue;
+    char part[96];
+    std::snprintf(part, sizeof(part), "%s%s %ld", s.empty() ? "" : ", ", name.c_str(), d);
+    s += part;
+  }
+  return s;
+}
+
 inline std::string CpuDelta(const std::map<std::string, double>& before,
                             const std::map<std::string, double>& after) {
   std::string s;
@@ -136,5 +175,30 @@ inline void CreatePods(client::Client& client, const std::string& namespace_,
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return pending.load() == 0; });
 }
+
+// Profiles of the measured window only: with KT_PERF_CTL naming the control FIFO of
+// `perf record --control fifo:FIFO -D -1`, Enable and Disable start and stop its recording.
+class PerfControl {
+ public:
+  PerfControl() {
+    const char* path = std::getenv("KT_PERF_CTL");
+    if (path != nullptr && *path != '\0') f_ = std::fopen(path, "w");
+  }
+  ~PerfControl() {
+    if (f_ != nullptr) std::fclose(f_);
+  }
+  PerfControl(const PerfControl&) = delete;
+  PerfControl& operator=(const PerfControl&) = delete;
+  void Enable() { Send("enable\n"); }
+  void Disable() { Send("disable\n"); }
+
+ private:
+  void Send(const char* command) {
+    if (f_ == nullptr) return;
+    std::fputs(command, f_);
+    std::fflush(f_);
+  }
+  std::FILE* f_ = nullptr;
+};
 
 }  // namespace kt::bench

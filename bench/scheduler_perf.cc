@@ -11,8 +11,11 @@
 // first create); latency is each pod's create call to its binding seen in the watch cache.
 // Medians over the runs are printed.
 //
-// --cpu 1: also print the CPU time each thread (by name) used while the measured pods were
-// created and bound.
+// KT_PERF_CTL=FIFO: `perf record --control fifo:FIFO -D -1` records the measured windows only
+// (from run --perf-from-run N on, 1 by default).
+//
+// --cpu 1: also print the CPU time and the context switches of each thread (by name) while the
+// measured pods were created and bound.
 //
 // --memory-pods N: instead, bind N pods (spread over the nodes, already bound) and report the
 // heap the scheduler's cache and informers take for them (malloc's in-use bytes before and after
@@ -80,7 +83,9 @@ class BindWatch : public server::WatchSink {
     if (p == nullptr || p->spec.node_name.empty()) return true;
     const auto now = SteadyClock::now();
     std::lock_guard<std::mutex> lock(mu);
-    if (bound.emplace(p->meta.name, now).second) cv.notify_all();
+    // Only the awaited count wakes the waiter: a wake-up per binding would cost the scheduler's
+    // threads a context switch each on a 2-core machine.
+    if (bound.emplace(p->meta.name, now).second && bound.size() == want) cv.notify_all();
     return true;
   }
   void OnProgress(store::Revision) override {}
@@ -88,10 +93,12 @@ class BindWatch : public server::WatchSink {
 
   bool WaitFor(size_t n, std::chrono::seconds limit) {
     std::unique_lock<std::mutex> lock(mu);
+    want = n;
     return cv.wait_for(lock, limit, [&] { return bound.size() >= n; });
   }
 
   std::mutex mu;
+  size_t want = 0;
   std::condition_variable cv;
   std::unordered_map<std::string, SteadyClock::time_point> bound;
 };
@@ -180,7 +187,7 @@ void StartScheduler(Cluster& c) {
   c.sched->Start();
 }
 
-Run RunOnce(const bench::Flags& flags, int run) {
+Run RunOnce(const bench::Flags& flags, int run, bench::PerfControl& perf) {
   const int nodes = static_cast<int>(flags.Int("nodes", 5000));
   const int init = static_cast<int>(flags.Int("init-pods", 1000));
   const int pods = static_cast<int>(flags.Int("pods", 10000));
@@ -213,6 +220,8 @@ Run RunOnce(const bench::Flags& flags, int run) {
   for (int i = 0; i < pods; ++i) bodies.push_back(PodJson("pod-" + std::to_string(i), taints, rng));
   const uint64_t attempts_before = c->sched->AttemptCount();
   const auto cpu_before = ThreadCpu();
+  const auto switches_before = bench::ThreadSwitches();
+  if (run + 1 >= flags.Int("perf-from-run", 1)) perf.Enable();
   const auto start = SteadyClock::now();
   bench::CreatePods(*c->client, "default", bodies, &created);
   const auto created_all = SteadyClock::now();
@@ -220,7 +229,9 @@ Run RunOnce(const bench::Flags& flags, int run) {
   size_t expected = static_cast<size_t>(init + pods);
   const bool complete = watch->WaitFor(expected, std::chrono::seconds(taints ? 20 : 300));
   (void)complete;
+  perf.Disable();
   const auto cpu_after = ThreadCpu();
+  const auto switches_after = bench::ThreadSwitches();
   Run out;
   std::vector<double> lat;
   SteadyClock::time_point last = start;
@@ -244,8 +255,11 @@ Run RunOnce(const bench::Flags& flags, int run) {
       "p99 %.1f ms, %llu attempts\n",
       run + 1, lat.size(), pods, secs, out.pods_per_s, out.create_per_s, out.p50_ms, out.p99_ms,
       static_cast<unsigned long long>(out.attempts));
-  if (flags.Int("cpu", 0) != 0)
-    std::printf("  cpu by thread: %s\n", CpuDelta(cpu_before, cpu_after).c_str());
+  if (flags.Int("cpu", 0) != 0) {
+    std::printf("  cpu by thread: %s\n  context switches by thread: %s\n",
+                CpuDelta(cpu_before, cpu_after).c_str(),
+                bench::SwitchDelta(switches_before, switches_after).c_str());
+  }
   std::fflush(stdout);
   handle->reset();
   return out;
@@ -295,9 +309,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int runs = static_cast<int>(flags.Int("runs", 3));
+  bench::PerfControl perf;
   std::vector<double> tput, p50, p99, creates;
   for (int r = 0; r < runs; ++r) {
-    Run x = RunOnce(flags, r);
+    Run x = RunOnce(flags, r, perf);
     tput.push_back(x.pods_per_s);
     p50.push_back(x.p50_ms);
     p99.push_back(x.p99_ms);

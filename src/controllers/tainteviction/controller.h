@@ -153,6 +153,9 @@ class Controller {
   std::vector<PendingEviction> Pending() const;
   size_t PendingCount() const { return entries_.size(); }
   bool NodeTainted(std::string_view node) const;
+  // Whether bound pods' changes wake the controller (some node has a NoExecute taint, or some
+  // eviction is pending), as of its last round. Any thread.
+  bool Attentive() const { return attentive_.load(std::memory_order_acquire); }
   client::Informer& pod_informer() { return *pods_; }
   client::Informer& node_informer() { return *nodes_; }
 
@@ -238,6 +241,10 @@ class Controller {
   std::shared_ptr<Mailbox> box_;
   uint64_t arm_generation_ = 0;
   std::atomic<size_t> in_flight_{0};
+  // Whether some node has a NoExecute taint or some pod has eviction work: otherwise no pod
+  // change can matter now, and the informer's thread lets pod changes wait for the next wake-up
+  // instead of waking this thread for each. Set by this thread at the end of each round.
+  std::atomic<bool> attentive_{false};
   std::thread thread_;
 };
 

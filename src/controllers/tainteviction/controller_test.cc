@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "controllers/tainteviction/testing.h"
 
 namespace kt::controllers::tainteviction {
@@ -510,6 +513,89 @@ TEST(TaintEvictionTest, AGracefullyDeletedPodIsEvictedOnceAndLeftTerminating) {
   c.Advance(std::chrono::seconds(60));
   EXPECT_EQ(c.DeletesOf("pod1").size(), 1u);
   EXPECT_EQ(c.PatchesOf("pod1"), 1u);
+}
+
+// The controller on its own thread, its timers on a simulated clock that stays put: nothing but a
+// wake-up makes it act. Pods bound while no node has a NoExecute taint do not wake it; the taint
+// does, and a pod bound to the tainted node afterwards wakes it at once.
+class ThreadedCluster : public controllers::testing::ApiCluster {
+ public:
+  ThreadedCluster() {
+    Controller::Options o;
+    o.clock = &clock;
+    o.client = inner_;
+    o.pods = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kPods));
+    o.nodes = client::NewCacheListerWatcher(&registry_->cache(server::Resource::kNodes));
+    controller = std::make_unique<Controller>(std::move(o));
+    controller->Start();
+  }
+  ~ThreadedCluster() override { controller->Stop(); }
+
+  // Creates a pod bound to `node`, without reading it back (it may be gone at once).
+  void CreateBound(const std::string& name, const std::string& node) {
+    Must(inner_->CreateSync(
+        server::Resource::kPods, "default",
+        Cat({R"({"metadata":{"name":")", name,
+             R"("},"spec":{"containers":[{"name":"c","image":"x"}],"nodeName":")", node,
+             R"(","terminationGracePeriodSeconds":0}})"})));
+  }
+
+  // Polls, with a deadline, until the controller's attention is `want`.
+  bool AttentionIs(bool want) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (controller->Attentive() == want) return true;
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    return false;
+  }
+
+  // Polls, with a deadline, until none of `names` exists.
+  bool AllGone(const std::vector<std::string>& names) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      bool any = false;
+      for (const std::string& n : names) any = any || Exists(n);
+      if (!any) return true;
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    return false;
+  }
+
+  std::unique_ptr<Controller> controller;
+
+ protected:
+  size_t RunControllers() override { return 0; }
+  bool WritesInFlight() const override { return controller->InFlight() > 0; }
+};
+
+TEST(TaintEvictionThreadTest, WakesForPodsOnlyOnceSomeNodeHasANoExecuteTaint) {
+  ThreadedCluster c;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+  while (!c.controller->HasSynced() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  ASSERT_TRUE(c.controller->HasSynced());
+  c.SetNodeTaints("node1", {});
+  std::vector<std::string> early;
+  for (int i = 0; i < 40; ++i) {
+    early.push_back(Name("early", i));
+    c.CreateBound(early.back(), "node1");
+  }
+  EXPECT_FALSE(c.controller->Attentive());
+  c.SetNodeTaints("node1", {c.Taint(1)});
+  EXPECT_TRUE(c.AllGone(early));
+  EXPECT_TRUE(c.AttentionIs(true));
+  c.CreateBound("late", "node1");
+  EXPECT_TRUE(c.AllGone({"late"}));
+  // Untainted again: pods bound to it now stay, and do not wake the controller.
+  c.SetNodeTaints("node1", {});
+  EXPECT_TRUE(c.AttentionIs(false));
+  c.CreateBound("stays", "node1");
+  c.SetNodeTaints("node2", {c.Taint(1)});
+  c.CreateBound("late2", "node2");
+  EXPECT_TRUE(c.AllGone({"late2"}));
+  EXPECT_TRUE(c.Exists("stays"));
 }
 
 }  // namespace

@@ -1310,13 +1310,16 @@ int CmdSchedule(const Flags& f) {
     p99s.push_back(Percentile(lat, 0.99));
     create_rates.push_back(create_rate);
     std::printf(
-        "%s run %d: %zu of %ld pods bound in %.2f s = %.0f pods/s (created at %.0f/s); "
-        "creation-to-binding p50 %.1f ms p99 %.1f ms",
-        tag.c_str(), run, lat.size(), pods, secs, rate, create_rate, p50s.back(), p99s.back());
+        "%s run %d: %zu of %ld pods bound in %.2f s = %.0f pods/s (created at %.0f/s, create "
+        "p50 %.2f ms p99 %.2f ms); creation-to-binding p50 %.1f ms p99 %.1f ms",
+        tag.c_str(), run, lat.size(), pods, secs, rate, create_rate,
+        Percentile(r.latency_us, 0.5) / 1000, Percentile(r.latency_us, 0.99) / 1000, p50s.back(),
+        p99s.back());
     if (server_cpu >= 0 && !lat.empty()) {
       std::printf("; server cpu %.2f s = %.0f us per bound pod", server_cpu,
                   server_cpu * 1e6 / static_cast<double>(lat.size()));
     }
+    std::printf("; driver cpu %.2f s", r.client_cpu);
     std::printf("\n");
     std::fflush(stdout);
   }

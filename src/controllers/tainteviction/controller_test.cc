@@ -538,6 +538,7 @@ class ThreadedCluster : public controllers::testing::ApiCluster {
         Cat({R"({"metadata":{"name":")", name,
              R"("},"spec":{"containers":[{"name":"c","image":"x"}],"nodeName":")", node,
              R"(","terminationGracePeriodSeconds":0}})"})));
+    SyncCaches();  // the caches as of this write (SetNodeTaints reads the node's)
   }
 
   // Polls, with a deadline, until the controller's attention is `want`.

@@ -110,6 +110,20 @@ Result<rapidjson::Document> ParseImpl(std::string_view bytes, size_t* consumed,
   return ParseStream<kFlags>(stream, bytes.size(), consumed, base_offset);
 }
 
+// Whether no byte of `bytes` is above 0x7f.
+bool IsAscii(std::string_view bytes) {
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  uint64_t high = 0;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    high |= word;
+  }
+  for (; n > 0; ++p, --n) high |= static_cast<unsigned char>(*p);
+  return (high & 0x8080808080808080ULL) == 0;
+}
+
 // Iterative: no recursion on hostile nesting. Full precision: a double's shortest form is its
 // JSON text, which quantities given as numbers ("cpu": 0.1) are parsed from.
 constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag |
@@ -1486,6 +1500,13 @@ Status SetCondition(rapidjson::Document& doc, const Condition& c, ConditionKind 
 // ============================================================================================
 
 Result<rapidjson::Document> ParseJson(std::string_view bytes) {
+  // UTF-8 validation accepts every ASCII byte and leaves it as it is, so text without a byte
+  // above 0x7f (nearly every request) parses the same without it, and validation is most of the
+  // cost of parsing strings. The check reads 8 bytes at a time.
+  if (IsAscii(bytes)) {
+    return ParseImpl<kParseFlags & ~unsigned{rapidjson::kParseValidateEncodingFlag}>(bytes, nullptr,
+                                                                                     0);
+  }
   return ParseImpl<kParseFlags>(bytes, nullptr, 0);
 }
 

@@ -804,6 +804,52 @@ TEST(CodecBadInputTest, ErrorsNameTheFieldPath) {
   }
 }
 
+// ASCII text skips UTF-8 validation (it cannot fail on ASCII): the same documents, the same
+// errors at the same offsets, whether the rest of the text is ASCII or not.
+TEST(CodecBadInputTest, AsciiTextParsesAsValidatedTextDoes) {
+  const std::string accent = "\xc3\xa9";  // é in UTF-8
+  struct Case {
+    std::string ascii;  // all bytes below 0x80
+    std::string error;  // "" for a document
+  };
+  const Case cases[] = {
+      {R"({"a":"b\u00e9\ud83d\ude00","c":[1,2.5,true,null]})", ""},
+      {"{\"a\":\"\x01\"}", "invalid JSON at offset 6: Invalid escape character in string"},
+      {"{\"a\":\"\x1f\"}", "invalid JSON at offset 6: Invalid escape character in string"},
+      {R"({"a":"\ud83d"})", "invalid JSON at offset 6: The surrogate pair in string is invalid"},
+      {R"({"a":"\x"})", "invalid JSON at offset 6: Invalid escape character in string"},
+      {std::string("{\"a\":\"b\0\"}", 10),
+       "invalid JSON at offset 7: Missing a closing quotation mark in string"},
+  };
+  for (const Case& c : cases) {
+    // The same text, made non-ASCII by a trailing member whose value is é.
+    std::string utf8 = c.ascii;
+    const size_t close = utf8.rfind('}');
+    ASSERT_NE(close, std::string::npos);
+    utf8.insert(close, ",\"z\":\"" + accent + "\"");
+    Result<Document> a = ParseJson(c.ascii);
+    Result<Document> u = ParseJson(utf8);
+    if (c.error.empty()) {
+      ASSERT_TRUE(a.has_value()) << a.error().message();
+      ASSERT_TRUE(u.has_value()) << u.error().message();
+      EXPECT_EQ(std::string((*a)["a"].GetString(), (*a)["a"].GetStringLength()),
+                "b" + accent + "\xf0\x9f\x98\x80");
+      EXPECT_EQ(EncodeJson(*a),
+                R"({"a":"b)" + accent + "\xf0\x9f\x98\x80" + R"(","c":[1,2.5,true,null]})");
+      (*u).RemoveMember("z");
+      EXPECT_EQ(EncodeJson(*u), EncodeJson(*a));
+    } else {
+      ASSERT_FALSE(a.has_value()) << c.ascii;
+      ASSERT_FALSE(u.has_value()) << utf8;
+      EXPECT_EQ(a.error().message(), c.error) << c.ascii;
+      EXPECT_EQ(u.error().message(), c.error) << utf8;
+    }
+  }
+  // Invalid UTF-8 is still refused where it is.
+  EXPECT_EQ(ParseJson("{\"a\":\"ok\",\"b\":\"\xc3(\"}").error().message(),
+            "invalid JSON at offset 15: Invalid encoding in string");
+}
+
 TEST(CodecBadInputTest, DeepNestingIsRefusedWithoutRecursion) {
   // Far beyond any stack: the parser is iterative and stops at the limit.
   const std::string deep(200000, '[');

@@ -203,14 +203,22 @@ void Informer::Run() {
 
 size_t Informer::DispatchPending() {
   size_t delivered = 0;
+  // Two vectors take turns as the queue and the batch being handled, so that a dispatch
+  // allocates nothing for them: what one batch leaves (handled, or dropped by a relist) is
+  // cleared and becomes the queue, and the last one is kept in spare_ for the next call.
+  std::vector<Change> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(spare_);
+  }
   for (;;) {
-    std::deque<Change> batch;
     bool relist;
     bool rewatch;
     uint64_t generation;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) return delivered;
+      batch.clear();
       batch.swap(pending_);
       woken_ = false;
       relist = relist_due_;
@@ -229,7 +237,11 @@ size_t Informer::DispatchPending() {
       Watch(from);
       continue;
     }
-    if (batch.empty()) return delivered;
+    if (batch.empty()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (batch.capacity() > spare_.capacity()) spare_.swap(batch);
+      return delivered;
+    }
     for (Change& change : batch) {
       if (change.watch_generation != generation) continue;  // from a watch since replaced
       if (change.kind == Change::Kind::kEnded) {

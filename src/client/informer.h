@@ -34,7 +34,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -216,7 +215,10 @@ class Informer {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Change> pending_;  // guarded by mu_
+  std::vector<Change> pending_;  // guarded by mu_
+  // An emptied batch kept for its capacity: DispatchPending swaps it in for pending_, so that a
+  // dispatch allocates nothing for the queue. Guarded by mu_.
+  std::vector<Change> spare_;
   // The dispatcher has been woken for what pends and has not drained it yet; guarded by mu_
   bool woken_ = false;
   TimerId lazy_timer_ = 0;         // flushes changes queued without a wake-up; guarded by mu_

@@ -122,32 +122,35 @@ inline std::map<std::string, long> ThreadSwitches() {
   return out;
 }
 
-inline std::string SwitchDelta(const std::map<std::string, long>& before,
-                               const std::map<std::string, long>& after) {
+// "name value, name value, ..." of the threads whose value grew by at least `min` between two
+// samples, each growth written by `append(&out, growth)`.
+template <class T, class Append>
+std::string DeltaByThread(const std::map<std::string, T>& before,
+                          const std::map<std::string, T>& after, T min, Append append) {
   std::string s;
   for (const auto& [name, v] : after) {
     auto b = before.find(name);
-    const long d = v - (b == before.end() ? 0 : b->second);
-    if (d < 10) continue;
-    char part[96];
-    std::snprintf(part, sizeof(part), "%s%s %ld", s.empty() ? "" : ", ", name.c_str(), d);
-    s += part;
+    const T d = v - (b == before.end() ? T{} : b->second);
+    if (d < min) continue;
+    s.append(s.empty() ? "" : ", ").append(name).append(" ");
+    append(&s, d);
   }
   return s;
 }
 
 inline std::string CpuDelta(const std::map<std::string, double>& before,
                             const std::map<std::string, double>& after) {
-  std::string s;
-  for (const auto& [comm, v] : after) {
-    auto b = before.find(comm);
-    const double d = v - (b == before.end() ? 0 : b->second);
-    if (d < 0.005) continue;
-    char part[96];
-    std::snprintf(part, sizeof(part), "%s%s %.2f s", s.empty() ? "" : ", ", comm.c_str(), d);
-    s += part;
-  }
-  return s;
+  return DeltaByThread(before, after, 0.005, [](std::string* s, double d) {
+    char part[32];
+    std::snprintf(part, sizeof(part), "%.2f s", d);
+    s->append(part);
+  });
+}
+
+inline std::string SwitchDelta(const std::map<std::string, long>& before,
+                               const std::map<std::string, long>& after) {
+  return DeltaByThread(before, after, 10L,
+                       [](std::string* s, long d) { s->append(std::to_string(d)); });
 }
 
 // Creates the pods `bodies` in `namespace_` through `client`, at most 64 in flight (SQLite

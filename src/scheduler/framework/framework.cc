@@ -521,6 +521,8 @@ Status Framework::ScoreInto(const PodInfo& pod, std::span<const NodeInfo* const>
   for (size_t i = 0; i < score_.size(); ++i) {
     ScorePlugin* pl = score_[i];
     if (!skip_score_.empty() && Skipped(skip_score_, pl)) continue;
+    // Only the pick matters here, and a score shared by every node does not change it.
+    if (details == nullptr && pl->UniformScores(pod, nodes)) continue;
     pl->ScoreNodes(pod, nodes, scores);
     if (details != nullptr) {
       for (size_t j = 0; j < n; ++j) raw[j] = scores[j].score;

@@ -106,7 +106,9 @@ class Framework {
   // node's per-plugin scores are filled in only with `details` (reports); the totals always.
   Status RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                          std::vector<NodePluginScores>* out, bool details = true);
-  // The same totals alone, in the order of `nodes` (the scheduling cycle's form).
+  // The totals alone, in the order of `nodes` (the scheduling cycle's form): they may differ
+  // from the reports' by an amount that is the same for every node (plugins whose scores are
+  // uniform are skipped), so they order the nodes exactly as the reports' totals do.
   Status RunScorePlugins(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                          std::vector<int64_t>* totals);
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/algorithm.h"
 #include "scheduler/plugins/defaultbinder/default_binder.h"
 #include "scheduler/plugins/queuesort/priority_sort.h"
 #include "scheduler/testing/fakes.h"
@@ -552,6 +553,39 @@ TEST(ScoreWeightsTest, ConfiguredWeights) {
   EXPECT_EQ(labelled["NodeAffinity"].weighted, 700);
   EXPECT_EQ(labelled["NodeResourcesFit"].weighted, labelled["NodeResourcesFit"].normalized);
   EXPECT_EQ(scores[1].scores[0].plugin, "NodeAffinity");  // re-configured at Score: first there
+}
+
+TEST(ScoreWeightsTest, TheCycleSkipsAPluginWhoseScoresAreUniformAndPicksTheSameNode) {
+  // No node is tainted: TaintToleration gives every node 100 (reverse normalization of zero
+  // counts), 300 weighted. The cycle's totals leave it out, so they are the reports' totals
+  // minus 300 on every node; with a PreferNoSchedule taint on one node, it counts again.
+  for (const bool taint_one : {false, true}) {
+    SCOPED_TRACE(taint_one ? "one node tainted" : "no node tainted");
+    FakeHandle h;
+    auto fw = testing::NewFramework(&h);
+    h.cache.AddNode(
+        ReadyNode("small", "2", "4Gi", "110",
+                  taint_one ? R"({"taints":[{"key":"k","effect":"PreferNoSchedule"}]})" : "{}"));
+    h.cache.AddNode(ReadyNode("big", "8", "32Gi"));
+    h.cache.AddNode(ReadyNode("mid", "4", "16Gi"));
+    PodInfoPtr pod = NewPodInfo(Pod(R"({"metadata":{"name":"p"},"spec":{
+        "containers":[{"name":"c","resources":{"requests":{"cpu":"1","memory":"1Gi"}}}]}})"));
+    const NodeInfo* nodes[] = {h.cache.Get("small"), h.cache.Get("big"), h.cache.Get("mid")};
+    std::vector<NodePluginScores> report;
+    ASSERT_TRUE(fw->RunScorePlugins(*pod, nodes, &report).IsSuccess());
+    std::vector<int64_t> totals;
+    ASSERT_TRUE(fw->RunScorePlugins(*pod, nodes, &totals).IsSuccess());
+    ASSERT_EQ(report.size(), 3u);
+    ASSERT_EQ(totals.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      SCOPED_TRACE(nodes[i]->name());
+      const int64_t toleration = ByPlugin(report[i])["TaintToleration"].weighted;
+      EXPECT_EQ(toleration, taint_one && i == 0 ? 0 : 300);
+      EXPECT_EQ(totals[i], report[i].total - (taint_one ? 0 : 300));
+    }
+    EXPECT_EQ(SelectHost(*pod, nodes, totals), SelectHost(*pod, report));
+    EXPECT_EQ(SelectHost(*pod, nodes, totals)->name(), "big");
+  }
 }
 
 // --- MergePlugins --------------------------------------------------------------------------------

@@ -182,6 +182,11 @@ class ScorePlugin : public virtual Plugin {
                           std::span<NodeScore> out) {
     for (size_t i = 0; i < nodes.size(); ++i) out[i] = NodeScore{nodes[i], Score(pod, *nodes[i])};
   }
+  // True when every node of `nodes` is sure to get the same score (after normalization), so
+  // that the plugin adds the same to every node's total and cannot change which node is
+  // picked. The scheduling cycle then skips the plugin; reports still run it. Called after
+  // PreScore.
+  virtual bool UniformScores(const PodInfo&, std::span<const NodeInfo* const>) { return false; }
   // Whether NormalizeScore is to be called (upstream ScoreExtensions() != nil).
   virtual bool HasNormalizeScore() const { return false; }
   virtual void NormalizeScore(const PodInfo&, std::span<NodeScore>) {}

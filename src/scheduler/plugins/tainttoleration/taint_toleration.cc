@@ -63,6 +63,15 @@ class TaintToleration final : public FilterPlugin,
     }
   }
 
+  // A node without taints counts no untolerated PreferNoSchedule taint; if no node has any,
+  // the reverse normalization gives every node the maximum.
+  bool UniformScores(const PodInfo&, std::span<const NodeInfo* const> nodes) override {
+    for (const NodeInfo* n : nodes) {
+      if (n->has_taints()) return false;
+    }
+    return true;
+  }
+
   bool HasNormalizeScore() const override { return true; }
   void NormalizeScore(const PodInfo&, std::span<NodeScore> scores) override {
     DefaultNormalizeScore(kMaxNodeScore, /*reverse=*/true, scores);

@@ -523,6 +523,10 @@ Status Framework::ScoreInto(const PodInfo& pod, std::span<const NodeInfo* const>
     if (!skip_score_.empty() && Skipped(skip_score_, pl)) continue;
     // Only the pick matters here, and a score shared by every node does not change it.
     if (details == nullptr && pl->UniformScores(pod, nodes)) continue;
+    if (details == nullptr && !pl->HasNormalizeScore() &&
+        pl->AddWeightedScores(pod, nodes, score_weights_[i], total)) {
+      continue;
+    }
     pl->ScoreNodes(pod, nodes, scores);
     if (details != nullptr) {
       for (size_t j = 0; j < n; ++j) raw[j] = scores[j].score;

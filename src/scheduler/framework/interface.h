@@ -187,6 +187,13 @@ class ScorePlugin : public virtual Plugin {
   // picked. The scheduling cycle then skips the plugin; reports still run it. Called after
   // PreScore.
   virtual bool UniformScores(const PodInfo&, std::span<const NodeInfo* const>) { return false; }
+  // The scheduling cycle's form for a plugin without NormalizeScore: adds weight × each node's
+  // score (which must lie in [0, 100]) to totals[i], keeping no score per node. False if the
+  // plugin has no such form; ScoreNodes then runs.
+  virtual bool AddWeightedScores(const PodInfo&, std::span<const NodeInfo* const>,
+                                 int64_t /*weight*/, int64_t* /*totals*/) {
+    return false;
+  }
   // Whether NormalizeScore is to be called (upstream ScoreExtensions() != nil).
   virtual bool HasNormalizeScore() const { return false; }
   virtual void NormalizeScore(const PodInfo&, std::span<NodeScore>) {}

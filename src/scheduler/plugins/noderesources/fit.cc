@@ -109,6 +109,20 @@ int64_t PodRequestOf(const PodInfo& pod, const ScoringResource& r, bool non_zero
   return 0;
 }
 
+// The two forms of a score plugin over its ScoreEach(pod, nodes, sink(i, score)), which scores
+// one node after another.
+template <class Plugin>
+void ScoreEachInto(Plugin& p, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::span<NodeScore> out) {
+  p.ScoreEach(pod, nodes, [&](size_t i, int64_t score) { out[i] = NodeScore{nodes[i], score}; });
+}
+template <class Plugin>
+bool AddEachWeighted(Plugin& p, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                     int64_t weight, int64_t* totals) {
+  p.ScoreEach(pod, nodes, [&](size_t i, int64_t score) { totals[i] += score * weight; });
+  return true;
+}
+
 class NodeResourcesFit final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreScorePlugin,
@@ -176,7 +190,17 @@ class NodeResourcesFit final : public PreFilterPlugin,
   void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                   std::span<NodeScore> out) override {
     if (!cpu_memory_) return ScorePlugin::ScoreNodes(pod, nodes, out);
-    // Score above for cpu and memory of weight 1, one node after another.
+    ScoreEachInto(*this, pod, nodes, out);
+  }
+  bool AddWeightedScores(const PodInfo& pod, std::span<const NodeInfo* const> nodes, int64_t weight,
+                         int64_t* totals) override {
+    return cpu_memory_ && AddEachWeighted(*this, pod, nodes, weight, totals);
+  }
+
+  // Score above for cpu and memory of weight 1, one node after another: sink(i, score), each
+  // score in [0, 100].
+  template <class Sink>
+  void ScoreEach(const PodInfo& pod, std::span<const NodeInfo* const> nodes, Sink sink) {
     const int64_t pod_cpu = pod.non_zero.milli_cpu;
     const int64_t pod_memory = pod.non_zero.memory;
     const bool most = most_allocated_;
@@ -188,7 +212,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
       const NodeInfo& n = *nodes[i];
       constexpr auto kSlot = NodeInfo::kResourcesFitSlot;
       if (const int64_t* s = n.RememberedScore(kSlot, memo_owner_, pod_cpu, pod_memory)) {
-        out[i] = NodeScore{nodes[i], *s};
+        sink(i, *s);
         continue;
       }
       const int64_t alloc_cpu = n.allocatable().milli_cpu;
@@ -205,7 +229,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
       }
       const int64_t score = count == 0 ? 0 : sum / count;
       n.RememberScore(kSlot, memo_owner_, pod_cpu, pod_memory, score);
-      out[i] = NodeScore{nodes[i], score};
+      sink(i, score);
     }
   }
 
@@ -323,14 +347,24 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
   void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                   std::span<NodeScore> out) override {
     if (!cpu_memory_) return ScorePlugin::ScoreNodes(pod, nodes, out);
-    // Score above for cpu and memory, one node after another.
+    ScoreEachInto(*this, pod, nodes, out);
+  }
+  bool AddWeightedScores(const PodInfo& pod, std::span<const NodeInfo* const> nodes, int64_t weight,
+                         int64_t* totals) override {
+    return cpu_memory_ && AddEachWeighted(*this, pod, nodes, weight, totals);
+  }
+
+  // Score above for cpu and memory, one node after another: sink(i, score), each score in
+  // [50, 100] (the two fractions are capped at 1).
+  template <class Sink>
+  void ScoreEach(const PodInfo& pod, std::span<const NodeInfo* const> nodes, Sink sink) {
     const int64_t pod_cpu = pod.requests.milli_cpu;
     const int64_t pod_memory = pod.requests.memory;
     for (size_t i = 0; i < nodes.size(); ++i) {
       const NodeInfo& n = *nodes[i];
       constexpr auto kSlot = NodeInfo::kBalancedAllocationSlot;
       if (const int64_t* s = n.RememberedScore(kSlot, memo_owner_, pod_cpu, pod_memory)) {
-        out[i] = NodeScore{nodes[i], *s};
+        sink(i, *s);
         continue;
       }
       const int64_t alloc_cpu = n.allocatable().milli_cpu;
@@ -345,7 +379,7 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
       }
       const auto score = static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
       n.RememberScore(kSlot, memo_owner_, pod_cpu, pod_memory, score);
-      out[i] = NodeScore{nodes[i], score};
+      sink(i, score);
     }
   }
 

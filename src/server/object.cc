@@ -146,9 +146,18 @@ constexpr std::string_view kResourceVersionOpen = "\"resourceVersion\":\"";
 // after two short string members, so its first occurrence is the member itself (a string value
 // cannot hold an unescaped quote).
 size_t MetadataBody(std::string_view bytes) {
-  const size_t pos = bytes.find(kMetadataOpen);
-  if (pos == std::string_view::npos || pos >= 256) return std::string_view::npos;
-  return pos + kMetadataOpen.size();
+  // Found by its `m`, which the members before it seldom hold, rather than by each quote.
+  constexpr size_t kWithin = 256;  // where the member must start
+  const std::string_view head = bytes.substr(0, kWithin + kMetadataOpen.size());
+  for (size_t from = 1; from < head.size();) {
+    const void* m = std::memchr(head.data() + from, 'm', head.size() - from);
+    if (m == nullptr) break;
+    const size_t pos = static_cast<size_t>(static_cast<const char*>(m) - head.data()) - 1;
+    if (pos >= kWithin) break;
+    if (head.substr(pos).starts_with(kMetadataOpen)) return pos + kMetadataOpen.size();
+    from = pos + 2;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace

@@ -38,6 +38,22 @@ store::Bytes Stored(std::string_view json) {
   return store::MakeBytes(doc ? EncodeForStorage(*doc) : std::string());
 }
 
+TEST(ObjectTest, TheMetadataMemberIsFoundAmongTheFirst256BytesOnly) {
+  // A kind and apiVersion full of m's before it, and the member starting at byte 255, then 256:
+  // only the first is the storage format's metadata.
+  for (const size_t start : {size_t{255}, size_t{256}}) {
+    SCOPED_TRACE(start);
+    const std::string prefix = R"({"kind":"mmmm","apiVersion":")";
+    std::string bytes = prefix + std::string(start - prefix.size() - 2, 'm') + "\",";
+    ASSERT_EQ(bytes.size(), start);
+    bytes += R"("metadata":{"resourceVersion":"7","name":"x"}})";
+    EXPECT_EQ(HasResourceVersion(bytes, 7), start == 255);
+  }
+  EXPECT_TRUE(HasResourceVersion(R"({"metadata":{"resourceVersion":"7"}})", 7));
+  EXPECT_FALSE(HasResourceVersion(R"({"kind":"Metadata","metadata":{"resourceVersion":"8"}})", 7));
+  EXPECT_FALSE(HasResourceVersion(R"({"kind":"m","metadat":{"resourceVersion":"7"}})", 7));
+}
+
 TEST(ObjectTest, StampedBytesAreServedAsTheyAre) {
   const store::Bytes stored =
       Stored(R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default"},)"

@@ -1,5 +1,7 @@
 #include "scheduler/plugins/tainttoleration/taint_toleration.h"
 
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/taint.h"
@@ -45,11 +47,17 @@ class TaintToleration final : public FilterPlugin,
     return Status();
   }
 
-  int64_t Score(const PodInfo&, const NodeInfo& node) override {
+  int64_t Score(const PodInfo& pod, const NodeInfo& node) override {
     if (!node.has_taints()) return 0;
-    const api::Node* n = node.node();
     int64_t count = 0;
-    for (const Taint& t : n->spec.taints) {
+    if (const CompiledSet* set = Compiled(node)) {
+      // Only a toleration with no effect or PreferNoSchedule can tolerate a PreferNoSchedule
+      // taint, so the pod's whole list decides as prefer_tolerations_ would.
+      const uint64_t epoch = EpochFor(pod);
+      for (uint32_t id : set->prefer) count += TaintTolerated(pod, id, epoch) ? 0 : 1;
+      return count;
+    }
+    for (const Taint& t : node.node()->spec.taints) {
       if (t.effect != kEffectPreferNoSchedule) continue;
       if (!TolerationsTolerateTaint(prefer_tolerations_, t, gate_)) ++count;
     }
@@ -113,19 +121,82 @@ class TaintToleration final : public FilterPlugin,
   }
 
   // Whether the pod tolerates the NoSchedule and NoExecute taints of a node that has taints:
-  // decided once per taint set and epoch.
+  // decided once per taint set and epoch, from whether it tolerates each of the set's taints,
+  // decided once per distinct taint and epoch.
   bool Tolerated(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
     const uint32_t set = node.taint_set();
     if (set < verdicts_.size() && verdicts_[set].epoch == epoch) [[likely]] {
       return verdicts_[set].tolerated;
     }
-    const bool tolerated =
-        FindMatchingUntoleratedTaint(node.node()->spec.taints, pod.pod().spec.tolerations,
-                                     TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr;
-    if (set == 0) return tolerated;  // a node the cache has not classified
+    return Decide(pod, node, epoch);
+  }
+
+  // Tolerated's verdict when none is cached; kept out of line, so that the cached path stays
+  // inlined in the per-node loops.
+  [[gnu::noinline]] bool Decide(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
+    const uint32_t set = node.taint_set();
+    const CompiledSet* compiled = Compiled(node);
+    if (compiled == nullptr) {  // a node the cache has not classified
+      return FindMatchingUntoleratedTaint(node.node()->spec.taints, pod.pod().spec.tolerations,
+                                          TaintFilter::kNoScheduleOrNoExecute, gate_) == nullptr;
+    }
+    bool tolerated = true;
+    for (uint32_t id : compiled->no_schedule_or_execute) {
+      if (!TaintTolerated(pod, id, epoch)) {
+        tolerated = false;
+        break;
+      }
+    }
     if (set >= verdicts_.size()) verdicts_.resize(set + 1);
     verdicts_[set] = Verdict{epoch, tolerated};
     return tolerated;
+  }
+
+  // A taint set's taints by id (each distinct key, value and effect once): its NoSchedule and
+  // NoExecute ones, and its PreferNoSchedule ones, in the node's order.
+  struct CompiledSet {
+    bool compiled = false;
+    std::vector<uint32_t> no_schedule_or_execute;
+    std::vector<uint32_t> prefer;
+  };
+
+  // The node's taint set, compiled the first time it is met; null for a node the cache has not
+  // classified. A taint set's index always stands for the same taints (Cache::ClassifyTaints),
+  // so the compiled form is kept.
+  const CompiledSet* Compiled(const NodeInfo& node) {
+    const uint32_t set = node.taint_set();
+    if (set == 0) return nullptr;
+    if (set >= sets_.size()) sets_.resize(set + 1);
+    CompiledSet& c = sets_[set];
+    if (c.compiled) [[likely]] {
+      return &c;
+    }
+    for (const Taint& t : node.node()->spec.taints) {
+      std::string key = t.key;
+      key.append(1, '\0').append(t.value).append(1, '\0').append(t.effect);
+      auto [it, added] = taint_ids_.emplace(std::move(key), static_cast<uint32_t>(taints_.size()));
+      if (added) {
+        taints_.push_back(t);
+        tolerance_.emplace_back();
+      }
+      if (TaintFilterKeeps(TaintFilter::kNoScheduleOrNoExecute, t)) {
+        c.no_schedule_or_execute.push_back(it->second);
+      } else if (t.effect == kEffectPreferNoSchedule) {
+        c.prefer.push_back(it->second);
+      }
+    }
+    c.compiled = true;
+    return &c;
+  }
+
+  // Whether the pod's tolerations tolerate the taint `id`: matched once per epoch.
+  bool TaintTolerated(const PodInfo& pod, uint32_t id, uint64_t epoch) {
+    Tolerance& t = tolerance_[id];
+    if (t.epoch != epoch) {
+      t = Tolerance{epoch,
+                    TolerationsTolerateTaint(pod.pod().spec.tolerations, taints_[id], gate_)};
+    }
+    return t.tolerated;
   }
 
   // Verdicts are kept while pods come with the same toleration list: replicas of one template
@@ -145,11 +216,22 @@ class TaintToleration final : public FilterPlugin,
     bool tolerated = false;
   };
 
+  struct Tolerance {
+    uint64_t epoch = 0;
+    bool tolerated = false;
+  };
+
   const bool gate_;
   api::SharedList<Toleration> tolerations_;  // the list the verdicts are for
   uint64_t epoch_ = 1;
   std::vector<Verdict> verdicts_;  // by taint set, valid for `epoch_`
   std::vector<Toleration> prefer_tolerations_;
+  std::vector<CompiledSet> sets_;  // by taint set
+  // Every distinct taint met, by id; the ids by key, value and effect (used when a taint set is
+  // compiled, not per node); and per id whether the tolerations of an epoch tolerate it.
+  std::vector<Taint> taints_;
+  std::unordered_map<std::string, uint32_t> taint_ids_;
+  std::vector<Tolerance> tolerance_;
 };
 
 }  // namespace

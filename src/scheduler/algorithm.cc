@@ -114,7 +114,12 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
     return r;
   }
 
-  std::vector<const NodeInfo*> feasible;
+  // The feasible nodes and the rejected ones not yet explained: kept per thread, so that a cycle
+  // reuses the last one's room (no plugin runs a cycle of its own).
+  thread_local std::vector<const NodeInfo*> feasible_room;
+  thread_local std::vector<const NodeInfo*> unexplained_room;
+  std::vector<const NodeInfo*>& feasible = feasible_room;
+  feasible.clear();
   // 2. A nominated node is tried alone first.
   const std::string& nominated = pod.pod().status.nominated_node_name;
   if (!nominated.empty() && !options.evaluate_all) {
@@ -186,7 +191,8 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
     constexpr int kRun = 64;
     const NodeInfo* run[kRun];
     uint8_t rejected[kRun];
-    std::vector<const NodeInfo*> unexplained;
+    std::vector<const NodeInfo*>& unexplained = unexplained_room;
+    unexplained.clear();
     const auto explain = [&](const NodeInfo* node) {
       Status fs = fw.RunFilterPlugins(pod, *node);
       if (fs.IsSuccess()) {

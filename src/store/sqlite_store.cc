@@ -424,7 +424,7 @@ void SqliteStore::CommitBatch(std::vector<Pending>& batch) {
                            pending_deletes_.begin() + static_cast<std::ptrdiff_t>(deletes));
     compacted_dirty_ = false;
     // Durable now: make it visible, then acknowledge.
-    index_->Apply(std::move(writes));
+    index_->Apply(std::move(writes), /*wake_watchers=*/false);
   } else {
     for (Result<WriteResult>& r : results) {
       if (r) r = Err(written);
@@ -448,6 +448,8 @@ void SqliteStore::CommitBatch(std::vector<Pending>& batch) {
       if (w.done) w.done(std::move(results[i]));
     }
   }
+  // Watchers are woken after the writers have their answers.
+  index_->WakeWatchers();
 }
 
 Status SqliteStore::WriteTransaction(const std::vector<Event>& events, std::size_t deletes) {

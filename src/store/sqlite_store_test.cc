@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <set>
 #include <string>
@@ -309,6 +310,29 @@ TEST(SqliteStoreTest, SupersededValuesAreReleasedOnceWatchersPassThemAndReadBack
       EXPECT_EQ(*events[round].prev_value, value(round - 1));
     }
   }
+}
+
+// The committer applies a batch, runs its writes' callbacks, then wakes the watchers: a callback
+// reads its own write, and a watcher gets a lone write with nothing after it to wake it.
+TEST(SqliteStoreTest, AWriteIsReadableInItsCallbackAndReachesWatchersAfterIt) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::unique_ptr<Store> store = MustOpen(Options(dir));
+  ASSERT_NE(store, nullptr);
+  WatchRecorder recorder;
+  auto watch = store->Watch(WatchRequest::Prefix("/registry/", 1), recorder.Callback());
+  ASSERT_TRUE(watch);
+  std::promise<std::string> read;
+  store->CreateAsync("/registry/pods/a", MakeBytes("va"), [&](Result<WriteResult> r) {
+    if (!r) return read.set_value("write failed: " + r.error().ToString());
+    Result<KeyValue> kv = store->Get("/registry/pods/a");
+    read.set_value(kv ? *kv->value : "not found: " + kv.error().ToString());
+  });
+  EXPECT_EQ(read.get_future().get(), "va");
+  ASSERT_TRUE(recorder.WaitForRevision(1));
+  const std::vector<Event> events = recorder.events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(*events[0].value, "va");
 }
 
 TEST(SqliteStoreTest, CompactionDeletesSupersededRowsAndRevisionsNeverGoBack) {

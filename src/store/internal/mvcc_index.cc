@@ -332,14 +332,14 @@ void MvccIndex::ApplyLocked(WriteBatch& batch) {
   }
 }
 
-void MvccIndex::Apply(WriteBatch batch) {
+void MvccIndex::Apply(WriteBatch batch, bool wake_watchers) {
   if (batch.events_.empty()) return;
   {
     std::unique_lock lock(mu_, std::defer_lock);
     core::LockSpinning(lock);
     ApplyLocked(batch);
   }
-  NotifyWatchThread();
+  if (wake_watchers) NotifyWatchThread();
 }
 
 Result<WriteResult> MvccIndex::CheckAndApply(const WriteOp& op) {

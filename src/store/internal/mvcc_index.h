@@ -144,8 +144,10 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
   // op.stamp (under the shared lock; CheckAndApply: the exclusive one), adds the event with the
   // stamped value to `batch` and returns what the write will report.
   Result<WriteResult> Check(const WriteOp& op, WriteBatch& batch) const KT_LOCKS_EXCLUDED(mu_);
-  // Makes the batch visible to reads and watches.
-  void Apply(WriteBatch batch) KT_LOCKS_EXCLUDED(mu_, watch_mu_);
+  // Makes the batch visible to reads and watches. With `wake_watchers` false, reads see it at
+  // once and watchers once WakeWatchers runs (the SQLite store acknowledges the writes first).
+  void Apply(WriteBatch batch, bool wake_watchers = true) KT_LOCKS_EXCLUDED(mu_, watch_mu_);
+  void WakeWatchers() KT_LOCKS_EXCLUDED(watch_mu_) { NotifyWatchThread(); }
   // Check + Apply under one lock (the memory store).
   Result<WriteResult> CheckAndApply(const WriteOp& op) KT_LOCKS_EXCLUDED(mu_, watch_mu_);
 

@@ -109,24 +109,33 @@ int64_t PodRequestOf(const PodInfo& pod, const ScoringResource& r, bool non_zero
   return 0;
 }
 
-// The two forms of a score plugin over its ScoreEach(pod, nodes, sink(i, score)), which scores
-// one node after another.
-template <class Plugin>
-void ScoreEachInto(Plugin& p, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
-                   std::span<NodeScore> out) {
-  p.ScoreEach(pod, nodes, [&](size_t i, int64_t score) { out[i] = NodeScore{nodes[i], score}; });
-}
-template <class Plugin>
-bool AddEachWeighted(Plugin& p, const PodInfo& pod, std::span<const NodeInfo* const> nodes,
-                     int64_t weight, int64_t* totals) {
-  p.ScoreEach(pod, nodes, [&](size_t i, int64_t score) { totals[i] += score * weight; });
-  return true;
-}
+// A score plugin whose cpu-and-memory form scores one node after another: Derived provides
+// ScoresCpuAndMemory() and ScoreEach(pod, nodes, sink(i, score)), and gets both of the
+// framework's forms over it (others fall back to Score per node).
+template <class Derived>
+class ScoresEachNode : public ScorePlugin {
+ public:
+  void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                  std::span<NodeScore> out) override {
+    Derived& self = static_cast<Derived&>(*this);
+    if (!self.ScoresCpuAndMemory()) return ScorePlugin::ScoreNodes(pod, nodes, out);
+    self.ScoreEach(pod, nodes, [&](size_t i, int64_t score) {
+      out[i] = NodeScore{nodes[i], score};
+    });
+  }
+  bool AddWeightedScores(const PodInfo& pod, std::span<const NodeInfo* const> nodes, int64_t weight,
+                         int64_t* totals) override {
+    Derived& self = static_cast<Derived&>(*this);
+    if (!self.ScoresCpuAndMemory()) return false;
+    self.ScoreEach(pod, nodes, [&](size_t i, int64_t score) { totals[i] += score * weight; });
+    return true;
+  }
+};
 
 class NodeResourcesFit final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreScorePlugin,
-                               public ScorePlugin,
+                               public ScoresEachNode<NodeResourcesFit>,
                                public EnqueueExtensions {
  public:
   explicit NodeResourcesFit(const NodeResourcesFitArgs& args)
@@ -187,15 +196,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
     return weight_sum == 0 ? 0 : node_score / weight_sum;
   }
 
-  void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
-                  std::span<NodeScore> out) override {
-    if (!cpu_memory_) return ScorePlugin::ScoreNodes(pod, nodes, out);
-    ScoreEachInto(*this, pod, nodes, out);
-  }
-  bool AddWeightedScores(const PodInfo& pod, std::span<const NodeInfo* const> nodes, int64_t weight,
-                         int64_t* totals) override {
-    return cpu_memory_ && AddEachWeighted(*this, pod, nodes, weight, totals);
-  }
+  bool ScoresCpuAndMemory() const { return cpu_memory_; }
 
   // Score above for cpu and memory of weight 1, one node after another: sink(i, score), each
   // score in [0, 100].
@@ -301,7 +302,7 @@ class NodeResourcesFit final : public PreFilterPlugin,
   const uint64_t memo_owner_ = NodeInfo::NewScoreMemoOwner();
 };
 
-class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
+class BalancedAllocation final : public PreScorePlugin, public ScoresEachNode<BalancedAllocation> {
  public:
   explicit BalancedAllocation(const BalancedAllocationArgs& args)
       : resources_(ResolveResources(args.resources)), cpu_memory_(IsCpuMemory(resources_)) {}
@@ -344,15 +345,7 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
     return static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
   }
 
-  void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
-                  std::span<NodeScore> out) override {
-    if (!cpu_memory_) return ScorePlugin::ScoreNodes(pod, nodes, out);
-    ScoreEachInto(*this, pod, nodes, out);
-  }
-  bool AddWeightedScores(const PodInfo& pod, std::span<const NodeInfo* const> nodes, int64_t weight,
-                         int64_t* totals) override {
-    return cpu_memory_ && AddEachWeighted(*this, pod, nodes, weight, totals);
-  }
+  bool ScoresCpuAndMemory() const { return cpu_memory_; }
 
   // Score above for cpu and memory, one node after another: sink(i, score), each score in
   // [50, 100] (the two fractions are capped at 1).

@@ -1,7 +1,9 @@
 // api_load: an HTTP load driver for `kubetaint serve` (the API performance figures of
 // DESIGN.md "Targets": 5,000 nodes, 150,000 pods on SQLite). Plain POSIX sockets and threads,
-// HTTP/1.1 keep-alive, one connection per thread, closed loop (each connection sends its next
-// request when the previous answer is in, as client-go does).
+// HTTP/1.1 keep-alive, closed loop (each connection sends its next request when the previous
+// answer is in, as client-go does): one connection per thread, except `schedule`, whose
+// connections share one thread polling them (RunClosedLoopPolled; --driver threads for the
+// thread per connection).
 //
 //   api_load populate --url http://127.0.0.1:PORT --nodes 5000 --pods 150000 --conns 16
 //   api_load get      --url URL --conns 1,16 --seconds 4 --runs 3
@@ -11,7 +13,8 @@
 //   api_load create   --url URL --pods 15000 --conns 16 --runs 2     (extra create runs)
 //   api_load startup  --bin build/kubetaint --data-dir DIR --runs 3  (exec -> serving -> GET)
 //   api_load schedule --url URL --nodes 5000 --init-pods 1000 --pods 10000 --conns 16 --runs 3
-//                     [--workload basic|taints] [--create-only 1]  (pods created, then bound)
+//                     [--workload basic|taints] [--create-only 1] [--driver polled|threads]
+//                     (pods created, then bound)
 //   api_load evict    --url URL --nodes 1000 --pods-per-node 100 --conns 16   (mass NoExecute)
 //   api_load evict-node --url URL --nodes 200 --pods-per-node 110        (one node at a time)
 //
@@ -194,6 +197,36 @@ bool HeaderIs(std::string_view line, std::string_view name, std::string_view* va
   return true;
 }
 
+// A response's status line and the headers that frame its body.
+struct ResponseHead {
+  int status = 0;
+  long content_length = -1;  // -1: none given
+  bool chunked = false;
+  bool close = false;  // "Connection: close"
+};
+
+// Parses `head` (up to, not including, the blank line); false if it is not an HTTP/1.x status.
+bool ParseHead(std::string_view head, ResponseHead* out) {
+  if (!head.starts_with("HTTP/1.") || head.size() < 12) return false;
+  *out = ResponseHead();
+  out->status = std::atoi(std::string(head.substr(9, 3)).c_str());
+  for (size_t p = head.find("\r\n"); p != std::string_view::npos && p < head.size();) {
+    const size_t next = head.find("\r\n", p + 2);
+    std::string_view line =
+        head.substr(p + 2, next == std::string_view::npos ? std::string_view::npos : next - p - 2);
+    std::string_view v;
+    if (HeaderIs(line, "content-length", &v)) {
+      out->content_length = std::atol(std::string(v).c_str());
+    } else if (HeaderIs(line, "transfer-encoding", &v)) {
+      out->chunked = v.find("chunked") != std::string_view::npos;
+    } else if (HeaderIs(line, "connection", &v)) {
+      out->close = v.find("close") != std::string_view::npos;
+    }
+    p = next;
+  }
+  return true;
+}
+
 class HttpConn {
  public:
   HttpConn() = default;
@@ -287,27 +320,12 @@ class HttpConn {
     while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
       if (buf_.size() > (1 << 20) || !ReadMore()) return -1;
     }
-    std::string_view head(buf_.data(), end);
-    if (!head.starts_with("HTTP/1.") || head.size() < 12) return -1;
-    const int status = std::atoi(std::string(head.substr(9, 3)).c_str());
-    long content_length = -1;
-    bool chunked = false;
-    close_after_ = false;
-    size_t pos = head.find("\r\n");
-    while (pos != std::string_view::npos && pos < head.size()) {
-      size_t next = head.find("\r\n", pos + 2);
-      std::string_view line = head.substr(
-          pos + 2, next == std::string_view::npos ? std::string_view::npos : next - pos - 2);
-      std::string_view v;
-      if (HeaderIs(line, "content-length", &v)) {
-        content_length = std::atol(std::string(v).c_str());
-      } else if (HeaderIs(line, "transfer-encoding", &v)) {
-        chunked = v.find("chunked") != std::string_view::npos;
-      } else if (HeaderIs(line, "connection", &v)) {
-        close_after_ = v.find("close") != std::string_view::npos;
-      }
-      pos = next;
-    }
+    ResponseHead h;
+    if (!ParseHead(std::string_view(buf_.data(), end), &h)) return -1;
+    const int status = h.status;
+    const long content_length = h.content_length;
+    const bool chunked = h.chunked;
+    close_after_ = h.close;
     buf_.erase(0, end + 4);
     if (headers_only) return status;
     if (content_length >= 0) {
@@ -591,6 +609,191 @@ RunResult RunClosedLoop(const Url& url, int conns, long max_ops, double seconds,
     });
   }
   for (std::thread& t : threads) t.join();
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.client_cpu = CpuSeconds() - cpu0;
+  if (g_server_pid > 0) result.server_cpu = ProcCpuSeconds(g_server_pid) - server0;
+  result.host_busy = HostBusySeconds() - host0;
+  return result;
+}
+
+// Parses one response at the front of `buf` (from `*pos`): 1 when complete (status, body and
+// `*close_after` set, `*pos` moved past it), 0 when more bytes are needed, -1 when malformed.
+int ParseResponseAt(const std::string& buf, size_t* pos, int* status, std::string* body,
+                    bool* close_after) {
+  const size_t start = *pos;
+  const size_t end = buf.find("\r\n\r\n", start);
+  if (end == std::string::npos) return buf.size() - start > (1 << 20) ? -1 : 0;
+  ResponseHead h;
+  if (!ParseHead(std::string_view(buf.data() + start, end - start), &h)) return -1;
+  *status = h.status;
+  *close_after = h.close;
+  const long content_length = h.content_length;
+  const bool chunked = h.chunked;
+  size_t at = end + 4;
+  if (content_length >= 0) {
+    if (buf.size() - at < static_cast<size_t>(content_length)) return 0;
+    body->assign(buf, at, static_cast<size_t>(content_length));
+    *pos = at + static_cast<size_t>(content_length);
+    return 1;
+  }
+  if (!chunked) return -1;  // a body to the end of the connection: not for a closed loop
+  body->clear();
+  for (;;) {
+    const size_t eol = buf.find("\r\n", at);
+    if (eol == std::string::npos) return 0;
+    const size_t size = std::strtoul(buf.c_str() + at, nullptr, 16);
+    if (buf.size() < eol + 2 + size + 2) return 0;
+    body->append(buf, eol + 2, size);
+    at = eol + 2 + size + 2;
+    if (size == 0) break;
+  }
+  *pos = at;
+  return 1;
+}
+
+// RunClosedLoop's loop on one thread: `conns` non-blocking plain-HTTP connections polled with
+// epoll, each with one request in flight, as an event-driven client (Go's net/http on its
+// netpoller) runs many connections on few threads. With a thread per connection every answer
+// wakes a different sleeping thread; here answers that arrive together are read in one wake-up,
+// and the driver takes less of the cores it shares with the server. https:// URLs take
+// RunClosedLoop (TLS over non-blocking sockets is not worth it for a driver).
+RunResult RunClosedLoopPolled(const Url& url, int conns, long max_ops, const Op& op,
+                              double hard_seconds = 600) {
+  if (url.tls) return RunClosedLoop(url, conns, max_ops, 0, op, hard_seconds);
+  struct Conn {
+    HttpConn http;  // connects (blocking); then switched to non-blocking
+    std::string out, in;
+    size_t out_pos = 0;
+    Clock::time_point sent;
+    bool busy = false;
+    bool want_out = false;
+  };
+  RunResult result;
+  const double cpu0 = CpuSeconds();
+  const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
+  const double host0 = HostBusySeconds();
+  const auto start = Clock::now();
+  const auto hard_end = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(hard_seconds));
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) Die("epoll_create1 failed");
+  std::vector<Conn> cs(static_cast<size_t>(conns));
+  long next = 0, in_flight = 0;
+  std::string body;
+  auto fail = [&](std::string what) {
+    ++result.errors;
+    if (result.first_error.empty()) result.first_error = std::move(what);
+  };
+  auto arm = [&](int c, bool want_out) {
+    Conn& k = cs[static_cast<size_t>(c)];
+    epoll_event ev{};
+    ev.events = EPOLLIN | (want_out ? EPOLLOUT : 0u);
+    ev.data.u32 = static_cast<uint32_t>(c);
+    ::epoll_ctl(ep, EPOLL_CTL_MOD, k.http.fd(), &ev);
+    k.want_out = want_out;
+  };
+  // Writes what it can of the connection's request; false on a transport error.
+  auto flush = [&](int c) {
+    Conn& k = cs[static_cast<size_t>(c)];
+    while (k.out_pos < k.out.size()) {
+      const ssize_t n =
+          ::send(k.http.fd(), k.out.data() + k.out_pos, k.out.size() - k.out_pos, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n <= 0) return false;
+      k.out_pos += static_cast<size_t>(n);
+    }
+    const bool pending = k.out_pos < k.out.size();
+    if (pending != k.want_out) arm(c, pending);
+    return true;
+  };
+  auto connect = [&](int c) {
+    Conn& k = cs[static_cast<size_t>(c)];
+    if (k.http.connected()) ::epoll_ctl(ep, EPOLL_CTL_DEL, k.http.fd(), nullptr);
+    if (!k.http.Connect(url)) return false;
+    ::fcntl(k.http.fd(), F_SETFL, ::fcntl(k.http.fd(), F_GETFL) | O_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = static_cast<uint32_t>(c);
+    ::epoll_ctl(ep, EPOLL_CTL_ADD, k.http.fd(), &ev);
+    k.want_out = false;
+    k.in.clear();
+    return true;
+  };
+  // Starts the connection's next op, if any is left.
+  auto start_next = [&](int c) {
+    Conn& k = cs[static_cast<size_t>(c)];
+    k.busy = false;
+    if ((max_ops > 0 && next >= max_ops) || Clock::now() >= hard_end) {
+      // Done: out of the poll set, so that an idle connection the server closes cannot spin it.
+      if (k.http.connected()) ::epoll_ctl(ep, EPOLL_CTL_DEL, k.http.fd(), nullptr);
+      k.http.Close();
+      return;
+    }
+    if (!k.http.connected() && !connect(c)) {
+      fail("cannot connect");
+      return;
+    }
+    k.out.clear();
+    k.out_pos = 0;
+    op.make(c, next++, &k.out);
+    k.sent = Clock::now();
+    k.busy = true;
+    ++in_flight;
+    if (!flush(c)) {
+      --in_flight;
+      k.busy = false;
+      fail("send failed");
+    }
+  };
+  for (int c = 0; c < conns; ++c) start_next(c);
+  std::vector<epoll_event> events(static_cast<size_t>(conns));
+  char tmp[65536];
+  while (in_flight > 0) {
+    const int n = ::epoll_wait(ep, events.data(), conns, 1000);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) Die("epoll_wait failed");
+    if (Clock::now() >= hard_end) break;
+    for (int e = 0; e < n; ++e) {
+      const int c = static_cast<int>(events[static_cast<size_t>(e)].data.u32);
+      Conn& k = cs[static_cast<size_t>(c)];
+      if (!k.busy) continue;
+      bool broken = false;
+      if ((events[static_cast<size_t>(e)].events & EPOLLOUT) != 0 && !flush(c)) broken = true;
+      for (bool more = !broken; more;) {
+        const ssize_t r = ::recv(k.http.fd(), tmp, sizeof(tmp), 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        if (r <= 0) {
+          broken = true;
+          break;
+        }
+        k.in.append(tmp, static_cast<size_t>(r));
+        more = static_cast<size_t>(r) == sizeof(tmp);
+      }
+      int status = 0;
+      bool close_after = false;
+      size_t pos = 0;
+      const int parsed = broken ? -1 : ParseResponseAt(k.in, &pos, &status, &body, &close_after);
+      if (parsed == 0) continue;
+      const auto done = Clock::now();
+      --in_flight;
+      if (parsed > 0 && op.ok(status, body)) {
+        result.latency_us.push_back(Us(done - k.sent));
+        result.done_at_ms.push_back(Ms(done - start));
+      } else {
+        fail(parsed < 0 ? std::string("transport error")
+                        : "status " + std::to_string(status) + ": " + body.substr(0, 300));
+      }
+      k.in.erase(0, pos);
+      if (parsed < 0 || close_after) {
+        ::epoll_ctl(ep, EPOLL_CTL_DEL, k.http.fd(), nullptr);
+        k.http.Close();
+      }
+      start_next(c);
+    }
+  }
+  ::close(ep);
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   result.client_cpu = CpuSeconds() - cpu0;
   if (g_server_pid > 0) result.server_cpu = ProcCpuSeconds(g_server_pid) - server0;
@@ -1232,6 +1435,12 @@ int CmdSchedule(const Flags& f) {
   const bool create_only = f.Int("create-only", 0) != 0;
   const std::string ns = f.Get("namespace", "sched");
   const std::string tag = create_only ? "(sched, scheduler off)" : "(sched)";
+  // --driver threads: a thread per connection (RunClosedLoop) instead of one polling thread.
+  const bool polled = f.Get("driver", "polled") != "threads";
+  auto run_loop = [&](long count, const Op& op) {
+    return polled ? RunClosedLoopPolled(url, conns, count, op)
+                  : RunClosedLoop(url, conns, count, 0, op);
+  };
   EnsureNamespace(url, ns);
   {
     Op op;
@@ -1242,7 +1451,7 @@ int CmdSchedule(const Flags& f) {
                      kt::bench::SchedNodeJson("snode-" + std::to_string(i), i, taints, rng));
     };
     op.ok = [](int s, const std::string&) { return s == 201 || s == 409; };
-    RunResult r = RunClosedLoop(url, conns, nodes, 0, op);
+    RunResult r = run_loop(nodes, op);
     PrintRun(tag.c_str(), "node creates", conns, 1, r);
     if (r.errors) Die("node creates failed");
   }
@@ -1256,7 +1465,7 @@ int CmdSchedule(const Flags& f) {
                      kt::bench::SchedPodJson(prefix + std::to_string(k), ns, taints, rng));
     };
     op.ok = [](int s, const std::string&) { return s == 201; };
-    return RunClosedLoop(url, conns, count, 0, op);
+    return run_loop(count, op);
   };
   std::vector<double> rates, p50s, p99s, create_rates;
   for (int run = 1; run <= runs; ++run) {
@@ -1992,7 +2201,7 @@ void Usage() {
       "  watch: --watchers 100 --events 20 --resource pods|nodes\n"
       "  startup: --bin build/kubetaint --data-dir DIR --runs 3\n"
       "  schedule: --nodes 5000 --init-pods 1000 --pods 10000 --conns 16 --runs 3\n"
-      "            [--workload basic|taints] [--create-only 1]\n"
+      "            [--workload basic|taints] [--create-only 1] [--driver polled|threads]\n"
       "  evict: --nodes 1000 --pods-per-node 100 --conns 16 [--timeout 120]\n"
       "  evict-node: --nodes 200 --pods-per-node 110\n"
       "  outage: --nodes 1000 --pods 30000 --kubelet-pid PID --pid SERVER_PID [--timeout 300]\n");

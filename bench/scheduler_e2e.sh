@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The scheduler end to end (issue "The scheduler ... at 10,000+ pods/s end to end"): the real
 # binary on SQLite, pods created over HTTP by a separate process (build/bench/api_load) from 16
-# keep-alive connections while the server's scheduler binds them, after upstream scheduler_perf's
-# SchedulingBasic: 5,000 nodes, 1,000 initial pods, 10,000 measured pods per run.
+# keep-alive connections (one request in flight on each; one thread polls them all, DRIVER=threads
+# for a thread per connection) while the server's scheduler binds them, after upstream
+# scheduler_perf's SchedulingBasic: 5,000 nodes, 1,000 initial pods, 10,000 measured pods per run.
 #   1. scheduler on: pods/s bound, creation-to-binding latency p50/p99 (targets >= 10,000 pods/s,
 #      p99 <= 50 ms), the taint-heavy variant too;
 #   2. scheduler off (--disable-scheduler), the same creates: the create-only rate, and the ratio.
@@ -27,7 +28,8 @@ bench_setup sched-e2e
 
 run() {  # a bounded api_load step
   echo "\$ api_load schedule $* --url $URL --nodes $NODES --pid $SERVER_PID   [loadavg $(cut -d' ' -f1-3 /proc/loadavg)]"
-  timeout 600 "$LOAD" schedule "$@" --url "$URL" --nodes "$NODES" --pid "$SERVER_PID"
+  timeout 600 "$LOAD" schedule "$@" --url "$URL" --nodes "$NODES" --pid "$SERVER_PID" \
+    --driver "${DRIVER:-polled}"
 }
 
 LOG=$TMP/log.txt

@@ -21,6 +21,7 @@
 #include "core/thread_name.h"
 #include "store/internal/mvcc_index.h"
 #include "store/internal/thread_annotations.h"
+#include "store/internal/wal_batching_vfs.h"
 
 namespace kt::store {
 namespace {
@@ -505,10 +506,16 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
       (options.page_size & (options.page_size - 1)) != 0) {
     return Err(BadRequest("sqlite store: page_size must be a power of two in [512, 65536]"));
   }
+  std::string vfs = options.vfs;
+  if (options.batch_wal_writes) {
+    Result<std::string> batching = internal::WalBatchingVfs(options.vfs);
+    if (!batching) return Err(batching.error());
+    vfs = std::move(*batching);
+  }
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(options.path.c_str(), &raw,
                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 options.vfs.empty() ? nullptr : options.vfs.c_str());
+                                 vfs.empty() ? nullptr : vfs.c_str());
   Db db(raw);
   if (rc != SQLITE_OK) {
     return Err(Internal("sqlite: cannot open " + options.path + ": " +

@@ -41,6 +41,9 @@ struct SqliteOptions {
   int page_size = 16384;
   // The SQLite VFS to use; empty = the default. Tests inject I/O faults through one.
   std::string vfs;
+  // Gathers each commit's writes to the WAL into one write at its sync (WalBatchingVfs, over
+  // `vfs`): a commit of a few pages then costs one pwrite instead of two per page.
+  bool batch_wal_writes = true;
   // Sees each current row (a live key's latest version) as start-up reads the file, newest
   // first, on the loading thread and before the rows load into memory: so that work on the
   // values (decoding them for the caches) can begin while the rest is still read. Must not call

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/internal/hooked_vfs_test_util.h"
 #include "store/store_test_util.h"
 
 namespace kt::store {
@@ -464,130 +465,79 @@ TEST(SqliteStoreTest, OpenOfAnUnwritablePathFails) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A failing disk: a VFS that forwards to the default one, except that while g_fail_sync is set
-// every xSync fails as fsync does on an I/O error.
+// A failing disk (testing::RegisterHookedVfs): every xSync fails as fsync does on an I/O error,
+// or every write to the WAL does. A commit sends its frames to the WAL at its sync
+// (WalBatchingVfs), so either fails the commit.
 
-std::atomic<bool> g_fail_sync{false};
-
-struct FaultyFile {
-  sqlite3_file base;
-  // The default VFS's file follows this struct (szOsFile covers both).
-  sqlite3_file* real() { return reinterpret_cast<sqlite3_file*>(this + 1); }
-};
-
-sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<FaultyFile*>(f)->real(); }
-
-const sqlite3_io_methods kFaultyMethods = {
-    3,
-    [](sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); },
-    [](sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
-      return Real(f)->pMethods->xRead(Real(f), buf, n, off);
-    },
-    [](sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
-      return Real(f)->pMethods->xWrite(Real(f), buf, n, off);
-    },
-    [](sqlite3_file* f, sqlite3_int64 size) { return Real(f)->pMethods->xTruncate(Real(f), size); },
-    [](sqlite3_file* f, int flags) {
-      if (g_fail_sync) return SQLITE_IOERR_FSYNC;
-      return Real(f)->pMethods->xSync(Real(f), flags);
-    },
-    [](sqlite3_file* f, sqlite3_int64* size) {
-      return Real(f)->pMethods->xFileSize(Real(f), size);
-    },
-    [](sqlite3_file* f, int lock) { return Real(f)->pMethods->xLock(Real(f), lock); },
-    [](sqlite3_file* f, int lock) { return Real(f)->pMethods->xUnlock(Real(f), lock); },
-    [](sqlite3_file* f, int* out) { return Real(f)->pMethods->xCheckReservedLock(Real(f), out); },
-    [](sqlite3_file* f, int op, void* arg) {
-      return Real(f)->pMethods->xFileControl(Real(f), op, arg);
-    },
-    [](sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); },
-    [](sqlite3_file* f) { return Real(f)->pMethods->xDeviceCharacteristics(Real(f)); },
-    [](sqlite3_file* f, int page, int size, int extend, void volatile** out) {
-      return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
-    },
-    [](sqlite3_file* f, int offset, int n, int flags) {
-      return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
-    },
-    [](sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); },
-    [](sqlite3_file* f, int del) { return Real(f)->pMethods->xShmUnmap(Real(f), del); },
-    [](sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
-      return Real(f)->pMethods->xFetch(Real(f), off, n, out);
-    },
-    [](sqlite3_file* f, sqlite3_int64 off, void* p) {
-      return Real(f)->pMethods->xUnfetch(Real(f), off, p);
-    },
-};
-
-constexpr const char* kFaultyVfs = "kt-faulty";
-
-void RegisterFaultyVfs() {
-  static sqlite3_vfs vfs;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    sqlite3_vfs* real = sqlite3_vfs_find(nullptr);
-    vfs = *real;
-    vfs.pNext = nullptr;
-    vfs.zName = kFaultyVfs;
-    vfs.szOsFile = static_cast<int>(sizeof(FaultyFile)) + real->szOsFile;
-    vfs.pAppData = real;
-    vfs.xOpen = [](sqlite3_vfs* v, const char* name, sqlite3_file* f, int flags, int* out) {
-      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
-      const int rc = r->xOpen(r, name, Real(f), flags, out);
-      f->pMethods = Real(f)->pMethods != nullptr ? &kFaultyMethods : nullptr;
-      return rc;
-    };
-    vfs.xDelete = [](sqlite3_vfs* v, const char* name, int sync) {
-      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
-      return r->xDelete(r, name, sync);
-    };
-    vfs.xAccess = [](sqlite3_vfs* v, const char* name, int flags, int* out) {
-      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
-      return r->xAccess(r, name, flags, out);
-    };
-    vfs.xFullPathname = [](sqlite3_vfs* v, const char* name, int n, char* out) {
-      sqlite3_vfs* r = static_cast<sqlite3_vfs*>(v->pAppData);
-      return r->xFullPathname(r, name, n, out);
-    };
-    sqlite3_vfs_register(&vfs, 0);
-  });
-}
-
-TEST(SqliteStoreTest, AFailedSyncFailsTheWriteAndRefusesWritesUntilReopened) {
-  RegisterFaultyVfs();
-  TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  SqliteOptions options = Options(dir);
-  options.vfs = kFaultyVfs;
-  {
+TEST(SqliteStoreTest, AFailedSyncOrWalWriteFailsTheWriteAndRefusesWritesUntilReopened) {
+  for (std::atomic<bool>* fault :
+       {&testing::Hooks().fail_sync, &testing::Hooks().fail_wal_writes}) {
+    SCOPED_TRACE(fault == &testing::Hooks().fail_sync ? "sync fails" : "WAL write fails");
+    TempDir dir;
+    ASSERT_TRUE(dir.ok());
+    SqliteOptions options = Options(dir);
+    options.vfs = testing::RegisterHookedVfs();
+    {
+      std::unique_ptr<Store> store = MustOpen(options);
+      ASSERT_NE(store, nullptr);
+      ASSERT_TRUE(store->Create("/a", MakeBytes("a")));
+      *fault = true;
+      Result<WriteResult> b = store->Create("/b", MakeBytes("b"));
+      *fault = false;
+      ASSERT_FALSE(b);
+      EXPECT_EQ(b.error().code(), StatusCode::kInternal) << b.error().ToString();
+      // The batch may be on disk or not: no later write may build on either guess.
+      Result<WriteResult> c = store->Create("/c", MakeBytes("c"));
+      ASSERT_FALSE(c);
+      EXPECT_NE(c.error().message().find("reopened"), std::string::npos) << c.error().ToString();
+      // Readers still see exactly the acknowledged state.
+      EXPECT_EQ(*store->Get("/a")->value, "a");
+      EXPECT_EQ(store->Get("/b").error().code(), StatusCode::kNotFound);
+      EXPECT_EQ(store->CurrentRevision(), 1);
+    }
+    options.vfs.clear();
     std::unique_ptr<Store> store = MustOpen(options);
     ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Create("/a", MakeBytes("a")));
-    g_fail_sync = true;
-    Result<WriteResult> b = store->Create("/b", MakeBytes("b"));
-    g_fail_sync = false;
-    ASSERT_FALSE(b);
-    EXPECT_EQ(b.error().code(), StatusCode::kInternal) << b.error().ToString();
-    // The batch may be on disk or not: no later write may build on either guess.
-    Result<WriteResult> c = store->Create("/c", MakeBytes("c"));
-    ASSERT_FALSE(c);
-    EXPECT_NE(c.error().message().find("reopened"), std::string::npos) << c.error().ToString();
-    // Readers still see exactly the acknowledged state.
     EXPECT_EQ(*store->Get("/a")->value, "a");
-    EXPECT_EQ(store->Get("/b").error().code(), StatusCode::kNotFound);
-    EXPECT_EQ(store->CurrentRevision(), 1);
+    // Whether /b made it is what the disk says (after a failed WAL write: it did not); either
+    // way the store is consistent.
+    if (Result<KeyValue> b = store->Get("/b")) {
+      EXPECT_EQ(fault, &testing::Hooks().fail_sync);
+      EXPECT_EQ(b->mod_revision, 2);
+    }
+    EXPECT_EQ(store->Get("/c").error().code(), StatusCode::kNotFound);
+    Result<WriteResult> d = store->Create("/d", MakeBytes("d"));
+    ASSERT_TRUE(d) << d.error().ToString();
+    EXPECT_EQ(d->revision, store->CurrentRevision());
   }
-  options.vfs.clear();
-  std::unique_ptr<Store> store = MustOpen(options);
-  ASSERT_NE(store, nullptr);
-  EXPECT_EQ(*store->Get("/a")->value, "a");
-  // Whether /b made it is what the disk says; either way the store is consistent.
-  if (Result<KeyValue> b = store->Get("/b")) {
-    EXPECT_EQ(b->mod_revision, 2);
+}
+
+// A commit's WAL frames reach the disk in one write (batch_wal_writes, the default); without
+// it, SQLite writes each frame's header and page apart.
+TEST(SqliteStoreTest, ACommitWritesTheWalOnce) {
+  for (const bool batch : {true, false}) {
+    SCOPED_TRACE(batch ? "batched" : "not batched");
+    TempDir dir;
+    ASSERT_TRUE(dir.ok());
+    SqliteOptions options = Options(dir);
+    options.vfs = testing::RegisterHookedVfs();
+    options.batch_wal_writes = batch;
+    std::unique_ptr<Store> store = MustOpen(options);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Create("/warm", MakeBytes("w")));
+    testing::Hooks().TakeWrites();
+    testing::Hooks().record = true;
+    ASSERT_TRUE(store->Create("/big", MakeBytes(std::string(60000, 'x'))));  // several pages
+    testing::Hooks().record = false;
+    int wal_writes = 0;
+    for (const testing::VfsWrite& w : testing::Hooks().TakeWrites()) wal_writes += w.wal;
+    if (batch) {
+      EXPECT_EQ(wal_writes, 1);
+    } else {
+      EXPECT_GT(wal_writes, 4);
+    }
+    EXPECT_EQ(store->Get("/big")->value->size(), 60000u);
   }
-  EXPECT_EQ(store->Get("/c").error().code(), StatusCode::kNotFound);
-  Result<WriteResult> d = store->Create("/d", MakeBytes("d"));
-  ASSERT_TRUE(d) << d.error().ToString();
-  EXPECT_EQ(d->revision, store->CurrentRevision());
 }
 
 // ---------------------------------------------------------------------------------------------

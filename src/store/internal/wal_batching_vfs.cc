@@ -62,17 +62,24 @@ int Write(sqlite3_file* f, const void* buf, int n, sqlite3_int64 offset) {
   if (g == nullptr) return Forward::Write(f, buf, n, offset);
   const auto* data = static_cast<const char*>(buf);
   const sqlite3_int64 end = g->start + static_cast<sqlite3_int64>(g->bytes.size());
-  if (g->bytes.empty() || offset < g->start || offset > end) {
-    // Neither continues nor overwrites the run: the run goes first, then a new one starts.
+  try {
+    if (g->bytes.empty() || offset < g->start || offset > end) {
+      // Neither continues nor overwrites the run: the run goes first, then a new one starts.
+      if (int rc = Send(f); rc != SQLITE_OK) return rc;
+      g->start = offset;
+      g->bytes.assign(data, static_cast<size_t>(n));
+    } else {
+      // Within or right after the run (SQLite rewrites a frame of the same transaction).
+      const size_t at = static_cast<size_t>(offset - g->start);
+      const size_t overlap = std::min(g->bytes.size() - at, static_cast<size_t>(n));
+      std::memcpy(g->bytes.data() + at, data, overlap);
+      g->bytes.append(data + overlap, static_cast<size_t>(n) - overlap);
+    }
+  } catch (const std::bad_alloc&) {
+    // No memory to gather into (nothing may throw through SQLite): the run as it stands, then
+    // this write, straight to the file.
     if (int rc = Send(f); rc != SQLITE_OK) return rc;
-    g->start = offset;
-    g->bytes.assign(data, static_cast<size_t>(n));
-  } else {
-    // Within or right after the run (SQLite rewrites a frame of the same transaction in place).
-    const size_t at = static_cast<size_t>(offset - g->start);
-    const size_t overlap = std::min(g->bytes.size() - at, static_cast<size_t>(n));
-    std::memcpy(g->bytes.data() + at, data, overlap);
-    g->bytes.append(data + overlap, static_cast<size_t>(n) - overlap);
+    return Forward::Write(f, buf, n, offset);
   }
   return g->bytes.size() >= kMaxGathered ? Send(f) : SQLITE_OK;
 }

@@ -547,6 +547,22 @@ struct RunResult {
   std::string first_error;
 };
 
+// A closed loop's clocks: the wall time, this process's CPU, the server's (with --pid) and the
+// whole host's, from construction to Finish.
+struct RunMeter {
+  const Clock::time_point start = Clock::now();
+  const double cpu0 = CpuSeconds();
+  const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
+  const double host0 = HostBusySeconds();
+
+  void Finish(RunResult* r) const {
+    r->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    r->client_cpu = CpuSeconds() - cpu0;
+    if (g_server_pid > 0) r->server_cpu = ProcCpuSeconds(g_server_pid) - server0;
+    r->host_busy = HostBusySeconds() - host0;
+  }
+};
+
 // `conns` connections, each sending ops back to back until `max_ops` ops were started in all
 // or `seconds` passed (0 = no time limit; a hard cap of `hard_seconds` always applies).
 RunResult RunClosedLoop(const Url& url, int conns, long max_ops, double seconds, const Op& op,
@@ -554,10 +570,8 @@ RunResult RunClosedLoop(const Url& url, int conns, long max_ops, double seconds,
   std::atomic<long> next{0};
   std::mutex mu;
   RunResult result;
-  const double cpu0 = CpuSeconds();
-  const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
-  const double host0 = HostBusySeconds();
-  const auto start = Clock::now();
+  const RunMeter meter;
+  const auto start = meter.start;
   const auto soft_end = seconds > 0 ? start + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(seconds))
                                     : Clock::time_point::max();
@@ -609,10 +623,7 @@ RunResult RunClosedLoop(const Url& url, int conns, long max_ops, double seconds,
     });
   }
   for (std::thread& t : threads) t.join();
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.client_cpu = CpuSeconds() - cpu0;
-  if (g_server_pid > 0) result.server_cpu = ProcCpuSeconds(g_server_pid) - server0;
-  result.host_busy = HostBusySeconds() - host0;
+  meter.Finish(&result);
   return result;
 }
 
@@ -669,10 +680,8 @@ RunResult RunClosedLoopPolled(const Url& url, int conns, long max_ops, const Op&
     bool want_out = false;
   };
   RunResult result;
-  const double cpu0 = CpuSeconds();
-  const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
-  const double host0 = HostBusySeconds();
-  const auto start = Clock::now();
+  const RunMeter meter;
+  const auto start = meter.start;
   const auto hard_end = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(hard_seconds));
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
@@ -794,10 +803,7 @@ RunResult RunClosedLoopPolled(const Url& url, int conns, long max_ops, const Op&
     }
   }
   ::close(ep);
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.client_cpu = CpuSeconds() - cpu0;
-  if (g_server_pid > 0) result.server_cpu = ProcCpuSeconds(g_server_pid) - server0;
-  result.host_busy = HostBusySeconds() - host0;
+  meter.Finish(&result);
   return result;
 }
 

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <malloc.h>
+#ifdef KUBETAINT_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,10 +61,21 @@ inline double Percentile(std::vector<double>& xs, double p) {
   return xs[std::min(i, xs.size() - 1)];
 }
 
-// Heap bytes in use (glibc, every arena).
+// Heap bytes in use: jemalloc's allocated bytes in a program linked with it
+// (kubetaint_link_jemalloc), else glibc's, every arena.
 inline size_t HeapInUse() {
+#ifdef KUBETAINT_JEMALLOC
+  uint64_t epoch = 1;
+  size_t len = sizeof(epoch);
+  mallctl("epoch", &epoch, &len, &epoch, len);  // refreshes the statistics
+  size_t allocated = 0;
+  len = sizeof(allocated);
+  if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) != 0) return 0;
+  return allocated;
+#else
   struct mallinfo2 mi = mallinfo2();
   return mi.uordblks + mi.hblkhd;
+#endif
 }
 
 // As kubetaint's main does (src/cli/main.cc): keep freed heap memory rather than handing it back

@@ -82,29 +82,6 @@ void TuneMalloc() {
 
 }  // namespace
 
-#ifdef KUBETAINT_JEMALLOC
-// jemalloc's options (MALLOC_CONF in the environment overrides them).
-//
-// percpu_arena:percpu: one arena per CPU instead of one per thread (of four per CPU). A pod's
-// versions are written by one thread (the HTTP thread, a controller, the store's watch thread)
-// and freed by another; with an arena per thread the freed memory stayed in the arena of a
-// thread that no longer allocated, was purged (madvise, with a TLB shootdown on the other core),
-// and the writing thread's arena took fresh pages one fault at a time: in the mass eviction,
-// 240,000 page faults and a fifth of the server's CPU in the kernel. With the threads that share
-// a core sharing its arena, the faults halve and the server's CPU falls by a quarter (README
-// "Allocator").
-//
-// thp:always,metadata_thp:always: jemalloc asks for transparent huge pages
-// (madvise(MADV_HUGEPAGE)) for its heap and its metadata, so that where the kernel allows them
-// (transparent_hugepage "madvise" or "always"), memory that grows comes in 2 MB faults instead of
-// 4 KB ones. Start-up fills most of the server's memory at once: on copies of one data dir
-// (150,000 pods after a burst), alternated, it took a third less CPU.
-extern "C" {
-// NOLINTNEXTLINE: the name and type are jemalloc's.
-const char* malloc_conf = "percpu_arena:percpu,thp:always,metadata_thp:always";
-}
-#endif
-
 int main(int argc, char** argv) {
   TuneMalloc();
   CLI::App app{

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <utility>
 
 #include "core/spin.h"
@@ -572,6 +571,12 @@ void MvccIndex::WatchLoop() {
         watch_cv_.wait_until(lock, next_tick, ready);
       } else {
         watch_cv_.wait(lock, ready);
+      }
+      if (options_.watch_gather.count() > 0 && !shutdown_ && wake_seq_ != seen_seq) {
+        // Woken by a write after a sleep: let the writes that follow it join the round.
+        lock.unlock();
+        std::this_thread::sleep_for(options_.watch_gather);
+        lock.lock();
       }
       continue;
     }

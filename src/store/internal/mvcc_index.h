@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -102,6 +103,8 @@ struct StoredRow {
 // outlive its store.
 class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
  public:
+  static constexpr std::chrono::microseconds kDefaultWatchGather{150};
+
   struct Options {
     CompactionOptions compaction;
     // Runs automatic compaction to the given revision (on the watch thread). If empty, the
@@ -119,6 +122,13 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
     // revision or a watch replay needs it. So memory holds current values, not the history a
     // write burst leaves (until compaction). Requires load_value.
     bool release_history = false;
+    // After it has slept for want of writes, the watch thread waits this long once woken
+    // before it collects, so that writes that come close together go out in one round: one
+    // wake-up (a futex call for the writer, a sleep and a context switch for the watch thread)
+    // per round instead of one per write. In process on 2 cores that is a sixth of the
+    // scheduler's CPU per pod (README "Watch rounds gathered"). It adds at most this much to
+    // a watch event's latency, and only when the store was idle.
+    std::chrono::microseconds watch_gather = kDefaultWatchGather;
   };
 
   explicit MvccIndex(Options options);

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kt::store::internal {
@@ -135,6 +137,43 @@ TEST(MvccIndexTest, EventsReplayedAfterACompactionCarryWhatEachWriteReplaced) {
   EXPECT_TRUE(events[0].IsCreate());
   EXPECT_FALSE(events[2].IsCreate());
   EXPECT_TRUE(events[5].IsCreate());
+  watch->reset();
+  index->Shutdown();
+}
+
+TEST(MvccIndexTest, WritesThatFollowAWakeUpWithinTheGatherTimeGoOutInOneRound) {
+  MvccIndex::Options options;
+  options.compaction.interval = std::chrono::milliseconds(0);
+  options.watch_gather = std::chrono::milliseconds(500);
+  auto index = std::make_shared<MvccIndex>(std::move(options));
+  index->Start();
+  std::mutex mu;
+  std::vector<size_t> rounds;  // events per response
+  std::promise<void> first, all;
+  auto watch = index->Watch(WatchRequest::Prefix("/"), [&](WatchResponse r) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (r.events.empty()) return;
+    rounds.push_back(r.events.size());
+    if (r.revision == 1) first.set_value();
+    if (r.revision == 6) all.set_value();
+  });
+  ASSERT_TRUE(watch.has_value());
+  // A first write, delivered: the watch thread then sleeps for want of writes.
+  ASSERT_TRUE(index->CheckAndApply(Create("/k0", "v")).has_value());
+  auto delivered = first.get_future();
+  ASSERT_EQ(delivered.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  // Five more, spaced so that without the gather time each would go out alone; the first of
+  // them wakes the thread.
+  for (int i = 1; i <= 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(index->CheckAndApply(Create("/k" + std::to_string(i), "v")).has_value());
+  }
+  auto future = all.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(rounds, (std::vector<size_t>{1, 5}));
+  }
   watch->reset();
   index->Shutdown();
 }

@@ -347,6 +347,11 @@ void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& h
                 r->Eventf(client::RefOf(*pod.object), nullptr, client::kEventTypeNormal,
                           "Scheduled", "Binding", std::move(note));
               }
+              // Nothing waits for a success to reach the cache: it rides along with the
+              // scheduler thread's next turn instead of waking it (a wake-up per pod).
+              scheduled_.fetch_add(1, std::memory_order_relaxed);
+              PostQuietly([this, qp] { cache_.FinishBinding(qp->pod->uid()); });
+              return;
             }
             Post([this, qp, host, s] { OnBindDone(qp, host, s); });
           });
@@ -539,6 +544,12 @@ void Scheduler::Post(std::function<void()> fn) {
   if (wake) inbox_cv_.notify_one();
 }
 
+void Scheduler::PostQuietly(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  if (stopping_) return;
+  quiet_inbox_.push_back(std::move(fn));
+}
+
 void Scheduler::Wake() {
   {
     std::lock_guard<std::mutex> lock(inbox_mu_);
@@ -552,13 +563,16 @@ void Scheduler::Wake() {
 size_t Scheduler::DrainInbox() {
   size_t handled = 0;
   for (;;) {
+    std::vector<std::function<void()>> quiet;
     std::vector<std::function<void()>> batch;
     {
       std::lock_guard<std::mutex> lock(inbox_mu_);
+      quiet.swap(quiet_inbox_);
       batch.swap(inbox_);
       woken_ = false;
     }
-    size_t n = batch.size();
+    size_t n = quiet.size() + batch.size();
+    for (auto& fn : quiet) fn();
     for (auto& fn : batch) fn();
     for (client::Informer* inf : pumped_) n += inf->DispatchPending();
     if (n == 0) return handled;

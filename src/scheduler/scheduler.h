@@ -138,6 +138,9 @@ class Scheduler {
   size_t DrainInbox();
   // Wakes the scheduler thread to look at its inbox and informers.
   void Wake();
+  // Runs `fn` on the scheduler's thread at its next turn, without waking it: for bookkeeping
+  // that nothing waits for (a binding's success).
+  void PostQuietly(std::function<void()> fn);
   void Loop();
   void ScheduleFlushes();
 
@@ -151,8 +154,10 @@ class Scheduler {
   std::mutex inbox_mu_;
   std::condition_variable inbox_cv_;
   std::vector<std::function<void()>> inbox_;  // guarded by inbox_mu_
-  bool stopping_ = false;                     // guarded by inbox_mu_
-  bool woken_ = false;                        // guarded by inbox_mu_
+  // Work that waits for the thread's next turn without waking it (PostQuietly).
+  std::vector<std::function<void()>> quiet_inbox_;  // guarded by inbox_mu_
+  bool stopping_ = false;                           // guarded by inbox_mu_
+  bool woken_ = false;                              // guarded by inbox_mu_
   // Bumped by Post and Wake: what the idle scheduler thread watches before it sleeps.
   std::atomic<uint64_t> inbox_seq_{0};
   std::vector<client::Informer*> pumped_;  // informers dispatched on the scheduler's thread

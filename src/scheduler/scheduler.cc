@@ -332,7 +332,7 @@ void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& h
       [this, qp, host] {
         Framework* fw = qp->framework;
         if (Status s = fw->RunPreBindPlugins(*qp->pod, host); !s.IsSuccess()) {
-          Post([this, qp, host, s] { OnBindDone(qp, host, s); });
+          Post([this, qp, host, s] { OnBindFailed(qp, host, s); });
           return;
         }
         fw->RunBindPlugins(qp->pod, host, [this, qp, host](Status s) {
@@ -353,20 +353,15 @@ void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& h
               PostQuietly([this, qp] { cache_.FinishBinding(qp->pod->uid()); });
               return;
             }
-            Post([this, qp, host, s] { OnBindDone(qp, host, s); });
+            Post([this, qp, host, s] { OnBindFailed(qp, host, s); });
           });
         });
       },
       /*defer=*/true);
 }
 
-void Scheduler::OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, Status status) {
+void Scheduler::OnBindFailed(const QueuedPodInfoPtr& qp, const std::string& host, Status status) {
   const PodInfoPtr& pod = qp->pod;
-  cache_.FinishBinding(pod->uid());
-  if (status.IsSuccess()) {
-    scheduled_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
   qp->framework->RunReservePluginsUnreserve(*pod, host);
   if (cache_.ForgetPod(pod->uid())) {
     queue_->MoveAllToActiveOrBackoffQueue({EventResource::kAssignedPod, kDelete}, pod->object,

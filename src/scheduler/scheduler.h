@@ -118,9 +118,10 @@ class Scheduler {
 
   // One pop-and-decide; false when there was nothing to schedule.
   bool ScheduleOne();
-  // PreBind and Bind on the API thread, then OnBindDone on this one.
+  // PreBind and Bind on the API thread; a success is noted there (and in the cache at this
+  // thread's next turn), a failure comes back to this thread through OnBindFailed.
   void RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& host);
-  void OnBindDone(const QueuedPodInfoPtr& qp, const std::string& host, Status status);
+  void OnBindFailed(const QueuedPodInfoPtr& qp, const std::string& host, Status status);
   // Runs `fn` on the API thread (inline when the scheduler was not started). From the scheduler
   // thread, `defer` leaves the API thread asleep until FlushOffThread, so that it wakes once for
   // a run of bindings rather than once for each.

@@ -125,7 +125,7 @@ class MvccIndex : public std::enable_shared_from_this<MvccIndex> {
     // After it has slept for want of writes, the watch thread waits this long once woken
     // before it collects, so that writes that come close together go out in one round: one
     // wake-up (a futex call for the writer, a sleep and a context switch for the watch thread)
-    // per round instead of one per write. In process on 2 cores that is a sixth of the
+    // per round instead of one per write. In process on 2 cores that is a seventh of the
     // scheduler's CPU per pod (README "Watch rounds gathered"). It adds at most this much to
     // a watch event's latency, and only when the store was idle.
     std::chrono::microseconds watch_gather = kDefaultWatchGather;

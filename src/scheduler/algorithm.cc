@@ -51,21 +51,22 @@ int NumFeasibleNodesToFind(std::optional<int32_t> percentage, int num_all_nodes)
 namespace {
 
 // The best of `count` nodes, `node(i)` and `total(i)` giving each: the highest total, ties
-// broken by TieBreak.
+// broken by TieBreak. Two passes: the highest total first, then the tie-break among the nodes
+// that have it, so that no other node's tie-break is computed.
 template <typename NodeAt, typename TotalAt>
 const NodeInfo* Best(const PodInfo& pod, size_t count, NodeAt node, TotalAt total) {
-  const NodeInfo* best = nullptr;
-  int64_t best_total = 0;
-  uint64_t best_tie = 0;
+  if (count == 0) return nullptr;
+  int64_t top = total(0);
+  for (size_t i = 1; i < count; ++i) top = std::max(top, total(i));
   const uint64_t seed = PodTieBreakSeed(pod);
+  const NodeInfo* best = nullptr;
+  uint64_t best_tie = 0;
   for (size_t i = 0; i < count; ++i) {
-    const int64_t t = total(i);
-    if (best != nullptr && t < best_total) continue;
+    if (total(i) != top) continue;
     const NodeInfo* n = node(i);
     const uint64_t tie = TieBreak(seed, *n);
-    if (best == nullptr || t > best_total || tie < best_tie) {
+    if (best == nullptr || tie < best_tie) {
       best = n;
-      best_total = t;
       best_tie = tie;
     }
   }
@@ -203,19 +204,37 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
     };
     while (processed < n && static_cast<int>(feasible.size()) < to_find) {
       const int len = std::min(kRun, n - processed);
-      for (int j = 0; j < len; ++j, at = next(at)) {
-        run[j] = nodes[at];
-        run[j]->Prefetch();
+      // A run that does not wrap around is the nodes' own span; one that does is gathered.
+      const NodeInfo* const* batch;
+      if (at + static_cast<size_t>(len) <= nodes.size()) {
+        batch = nodes.data() + at;
+        for (int j = 0; j < len; ++j) batch[j]->Prefetch();
+        at = next(at + static_cast<size_t>(len) - 1);
+      } else {
+        for (int j = 0; j < len; ++j, at = next(at)) {
+          run[j] = nodes[at];
+          run[j]->Prefetch();
+        }
+        batch = run;
       }
-      fw.FilterNodes(pod, std::span<const NodeInfo* const>(run, static_cast<size_t>(len)),
+      fw.FilterNodes(pod, std::span<const NodeInfo* const>(batch, static_cast<size_t>(len)),
                      std::span<uint8_t>(rejected, static_cast<size_t>(len)));
+      const int room = to_find - static_cast<int>(feasible.size());
+      if (len <= room && !options.evaluate_all) {
+        // The whole run is taken: no count to watch node by node.
+        processed += len;
+        for (int j = 0; j < len; ++j) {
+          (rejected[j] ? unexplained : feasible).push_back(batch[j]);
+        }
+        continue;
+      }
       for (int j = 0; j < len && static_cast<int>(feasible.size()) < to_find; ++j) {
         ++processed;
         if (!rejected[j]) {
-          feasible.push_back(run[j]);
+          feasible.push_back(batch[j]);
         } else if (!options.evaluate_all) {
-          unexplained.push_back(run[j]);
-        } else if (!explain(run[j])) {
+          unexplained.push_back(batch[j]);
+        } else if (!explain(batch[j])) {
           return r;
         }
       }

@@ -4,9 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 #include <thread>
 
+#include "controllers/testing/api.h"
 #include "scheduler/testing/cluster.h"
 
 namespace kt::scheduler {
@@ -289,77 +294,165 @@ TEST(SchedulerTest, RepeatedFailureDoesNotRewriteAnUnchangedCondition) {
   EXPECT_EQ(c.GetPod("p")->revision, before);
 }
 
-// With its own threads running (as `kubetaint serve` starts it), the scheduler hands bindings
-// to its API thread in runs: a lone pod, fewer than a run, and many more than one all bind, and
-// each gets its Scheduled event.
-TEST(SchedulerThreadsTest, BindsALonePodAFewAndManyWithItsThreadsRunning) {
-  std::unique_ptr<store::Store> store = store::NewMemoryStore();
-  server::Registry::Options ro;
-  ro.admission = admission::testing::ChainForNodesWithoutKubelets();
-  server::Registry registry(store.get(), ro);
-  ASSERT_TRUE(registry.Start().ok());
-  std::unique_ptr<client::Clock> clock = client::NewRealClock();
-  std::unique_ptr<client::Client> client = client::NewInProcessClient(&registry);
-  client::Informer pods(client::NewCacheListerWatcher(&registry.cache(Resource::kPods)),
-                        client::Informer::Options::Manual(clock.get(), "pods"));
-  client::Informer nodes(client::NewCacheListerWatcher(&registry.cache(Resource::kNodes)),
-                         client::Informer::Options::Manual(clock.get(), "nodes"));
-  Scheduler::Options so;
-  so.clock = clock.get();
-  so.client = client.get();
-  so.get_pod = [&pods](std::string_view ns, std::string_view name) { return pods.Get(ns, name); };
-  auto made = Scheduler::New(std::move(so));
-  ASSERT_TRUE(made.has_value());
-  std::unique_ptr<Scheduler> sched = std::move(*made);
-  sched->AddEventHandlers(&pods, &nodes);
-  ASSERT_TRUE(client->CreateSync(Resource::kNodes, "", NodeJson("node1")).has_value());
-  pods.Start();
-  nodes.Start();
-  ASSERT_TRUE(client::WaitForCacheSync(
-      {&pods, &nodes}, std::chrono::steady_clock::now() + std::chrono::seconds(10)));
-  sched->Start();
+// The scheduler with its own threads running, as `kubetaint serve` starts it, on a registry over
+// the memory store and a real clock; its writes go through `wrap` (the in-process client by
+// default) so that a test can refuse some of them.
+struct ThreadedScheduler {
+  explicit ThreadedScheduler(
+      std::function<std::unique_ptr<client::Client>(client::Client*)> wrap = nullptr,
+      std::string node = NodeJson("node1")) {
+    inner = client::NewInProcessClient(registry.get());
+    if (wrap) wrapped = wrap(inner.get());
+    Scheduler::Options so;
+    so.clock = clock.get();
+    so.client = wrapped ? wrapped.get() : inner.get();
+    so.get_pod = [this](std::string_view ns, std::string_view name) { return pods.Get(ns, name); };
+    auto made = Scheduler::New(std::move(so));
+    if (!made) std::abort();
+    sched = std::move(*made);
+    sched->AddEventHandlers(&pods, &nodes);
+    if (!inner->CreateSync(Resource::kNodes, "", std::move(node))) std::abort();
+    pods.Start();
+    nodes.Start();
+    if (!client::WaitForCacheSync({&pods, &nodes},
+                                  std::chrono::steady_clock::now() + std::chrono::seconds(10))) {
+      std::abort();
+    }
+    sched->Start();
+  }
+  ~ThreadedScheduler() {
+    sched->Stop();
+    pods.Stop();
+    nodes.Stop();
+    registry->Stop();
+  }
 
+  void CreatePod(std::string_view name) {
+    ASSERT_TRUE(inner->CreateSync(Resource::kPods, "default", PodJson(name, "", R"("cpu":"10m")")));
+  }
+  // The node the pod is bound to ("" when none, or no such pod).
+  std::string NodeOf(std::string_view name) const {
+    server::ObjectPtr o = registry->cache(Resource::kPods).Get("default", name);
+    const api::Pod* p = o ? o->As<api::Pod>() : nullptr;
+    return p != nullptr ? p->spec.node_name : "";
+  }
+  std::vector<api::Event> Events() const {
+    std::vector<api::Event> out;
+    for (const server::ObjectPtr& o :
+         registry->cache(Resource::kEvents).List(server::ObjectFilter()).items) {
+      if (const api::Event* e = o->As<api::Event>()) out.push_back(*e);
+    }
+    return out;
+  }
+  // Polls, with a deadline, until `done` holds.
+  template <class Done>
+  static bool Eventually(Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  static std::unique_ptr<server::Registry> StartedRegistry(store::Store* store) {
+    server::Registry::Options ro;
+    ro.admission = admission::testing::ChainForNodesWithoutKubelets();
+    auto registry = std::make_unique<server::Registry>(store, ro);
+    if (!registry->Start().ok()) std::abort();
+    return registry;
+  }
+
+  // In this order: the informers read the registry's caches.
+  std::unique_ptr<store::Store> store = store::NewMemoryStore();
+  std::unique_ptr<server::Registry> registry = StartedRegistry(store.get());
+  std::unique_ptr<client::Clock> clock = client::NewRealClock();
+  std::unique_ptr<client::Client> inner;
+  std::unique_ptr<client::Client> wrapped;
+  client::Informer pods{client::NewCacheListerWatcher(&registry->cache(Resource::kPods)),
+                        client::Informer::Options::Manual(clock.get(), "pods")};
+  client::Informer nodes{client::NewCacheListerWatcher(&registry->cache(Resource::kNodes)),
+                         client::Informer::Options::Manual(clock.get(), "nodes")};
+  std::unique_ptr<Scheduler> sched;
+};
+
+// The scheduler hands bindings to its API thread in runs: a lone pod, fewer than a run, and many
+// more than one all bind, and each gets its Scheduled event.
+TEST(SchedulerThreadsTest, BindsALonePodAFewAndManyWithItsThreadsRunning) {
+  ThreadedScheduler t;
   int created = 0;
   auto name = [](int i) {
     std::string n = std::to_string(i);
-    n.insert(n.begin(), 'p');
+    n.insert(n.begin(), 'p');  // not "p" + ...: GCC 12's -Wrestrict misfires on that
     return n;
   };
   auto bound = [&] {
     int n = 0;
-    for (int i = 0; i < created; ++i) {
-      server::ObjectPtr o = registry.cache(Resource::kPods).Get("default", name(i));
-      const api::Pod* p = o ? o->As<api::Pod>() : nullptr;
-      if (p != nullptr && p->spec.node_name == "node1") ++n;
-    }
+    for (int i = 0; i < created; ++i) n += t.NodeOf(name(i)) == "node1" ? 1 : 0;
     return n;
   };
-  auto events = [&] { return registry.cache(Resource::kEvents).size(); };
-  // Polls, with a deadline, until every pod created so far is bound and has its event.
-  auto settled = [&] {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (bound() == created && events() == static_cast<size_t>(created)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto events = [&] { return t.registry->cache(Resource::kEvents).size(); };
+  for (int batch : {1, 3, 40}) {
+    for (int i = 0; i < batch; ++i) t.CreatePod(name(created++));
+    EXPECT_TRUE(ThreadedScheduler::Eventually([&] {
+      return bound() == created && events() == static_cast<size_t>(created);
+    })) << "after "
+        << created << " pods: " << bound() << " bound, " << events() << " events";
+  }
+  EXPECT_EQ(t.sched->ScheduledCount(), 44u);
+}
+
+// A binding the API server refuses, with the threads running: the pod's assumed place on the
+// node is given up (the node has room for one pod only, so a place kept would leave it full), the
+// pod gets FailedScheduling with the binder's error and PodScheduled=False (SchedulerError), and
+// it binds on a later attempt.
+TEST(SchedulerThreadsTest, ARefusedBindingIsForgottenAndRetried) {
+  class RefusesFirstBinding : public controllers::testing::ForwardingClient {
+   public:
+    using ForwardingClient::ForwardingClient;
+    void Bind(std::string ns, std::string name, std::string uid, std::string node,
+              client::Done done) override {
+      if (binds.fetch_add(1) == 0) {
+        return done(server::ApiErr(server::NewInternalError("the store timed out")));
+      }
+      ForwardingClient::Bind(std::move(ns), std::move(name), std::move(uid), std::move(node),
+                             std::move(done));
+    }
+    std::atomic<int> binds{0};
+  };
+  RefusesFirstBinding* refusing = nullptr;
+  ThreadedScheduler t(
+      [&](client::Client* inner) {
+        auto c = std::make_unique<RefusesFirstBinding>(inner);
+        refusing = c.get();
+        return c;
+      },
+      NodeJson("node1", "", "{}", R"("cpu":"4","memory":"16Gi","pods":"1")"));
+  t.CreatePod("p0");
+  auto failed = [&] {
+    for (const api::Event& e : t.Events()) {
+      if (e.reason == "FailedScheduling") return true;
     }
     return false;
   };
-  for (int batch : {1, 3, 40}) {
-    for (int i = 0; i < batch; ++i) {
-      ASSERT_TRUE(
-          client
-              ->CreateSync(Resource::kPods, "default", PodJson(name(created), "", R"("cpu":"10m")"))
-              .has_value());
-      ++created;
+  ASSERT_TRUE(ThreadedScheduler::Eventually(failed));
+  ASSERT_TRUE(ThreadedScheduler::Eventually([&] { return t.NodeOf("p0") == "node1"; }))
+      << refusing->binds.load() << " binding attempts";
+  EXPECT_EQ(refusing->binds.load(), 2);
+  EXPECT_EQ(t.sched->ScheduledCount(), 1u);
+  std::vector<std::string> reasons;
+  std::string failure;
+  for (const api::Event& e : t.Events()) {
+    reasons.push_back(e.reason);
+    if (e.reason == "FailedScheduling") {
+      failure = e.message;
+      EXPECT_EQ(e.type, "Warning");
     }
-    EXPECT_TRUE(settled()) << "after " << created << " pods: " << bound() << " bound, " << events()
-                           << " events";
   }
-  EXPECT_EQ(sched->ScheduledCount(), 44u);
-  sched->Stop();
-  pods.Stop();
-  nodes.Stop();
-  registry.Stop();
+  std::sort(reasons.begin(), reasons.end());
+  EXPECT_EQ(reasons, (std::vector<std::string>{"FailedScheduling", "Scheduled"}));
+  EXPECT_EQ(failure,
+            "running Bind plugin \"DefaultBinder\": Internal error occurred: the store timed out");
 }
 
 }  // namespace

@@ -404,8 +404,7 @@ TEST(SchedulerThreadsTest, BindsALonePodAFewAndManyWithItsThreadsRunning) {
 
 // A binding the API server refuses, with the threads running: the pod's assumed place on the
 // node is given up (the node has room for one pod only, so a place kept would leave it full), the
-// pod gets FailedScheduling with the binder's error and PodScheduled=False (SchedulerError), and
-// it binds on a later attempt.
+// pod gets FailedScheduling with the binder's error, and it binds on a later attempt.
 TEST(SchedulerThreadsTest, ARefusedBindingIsForgottenAndRetried) {
   class RefusesFirstBinding : public controllers::testing::ForwardingClient {
    public:

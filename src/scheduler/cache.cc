@@ -178,7 +178,7 @@ bool Cache::ForgetPod(const std::string& uid) {
   auto it = pods_.find(uid);
   if (it == pods_.end() || !it->second.assumed) return false;
   NodeInfo* info = it->second.node;
-  info->RemovePod(uid);
+  info->RemovePod(it->second.pod.get());
   pods_.erase(it);
   DropIfGhost(info);
   return true;
@@ -193,11 +193,18 @@ void Cache::AddPod(const PodInfoPtr& pod) {
   const std::string& node_name = pod->pod().spec.node_name;
   auto it = pods_.find(pod->uid());
   if (it != pods_.end()) {
-    // Confirms an assumed pod (or replaces a known one): its accounting moves to the new object.
-    NodeInfo* before = it->second.node;
-    before->RemovePod(pod->uid());
+    // Confirms an assumed pod (or replaces a known one): its accounting moves to the new object,
+    // in place when the node is the same (a node's name has one NodeInfo while it has pods).
+    PodState& known = it->second;
+    NodeInfo* before = known.node;
+    if (before->name() == node_name) {
+      if (!before->ReplacePod(known.pod.get(), pod)) before->AddPod(pod);
+      known = PodState{pod, before, false, false};
+      return;
+    }
+    before->RemovePod(known.pod.get());
     pods_.erase(it);
-    if (before->name() != node_name) DropIfGhost(before);
+    DropIfGhost(before);
   }
   NodeInfo& info = NodeForPods(node_name);
   info.AddPod(pod);
@@ -210,7 +217,7 @@ void Cache::RemovePod(const std::string& uid) {
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
   NodeInfo* info = it->second.node;
-  info->RemovePod(uid);
+  info->RemovePod(it->second.pod.get());
   pods_.erase(it);
   DropIfGhost(info);  // the last pod of a deleted node takes the ghost with it
 }

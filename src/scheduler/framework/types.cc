@@ -111,25 +111,51 @@ void NodeInfo::SetNode(ObjectPtr node) {
   Touch();
 }
 
+void NodeInfo::Account(const PodInfo& pod) {
+  requested_.Add(pod.requests);
+  non_zero_requested_.milli_cpu += pod.non_zero.milli_cpu;
+  non_zero_requested_.memory += pod.non_zero.memory;
+  for (const HostPort& p : pod.host_ports) used_ports_.Add(p);
+}
+
+void NodeInfo::Unaccount(const PodInfo& pod) {
+  requested_.Sub(pod.requests);
+  non_zero_requested_.milli_cpu -= pod.non_zero.milli_cpu;
+  non_zero_requested_.memory -= pod.non_zero.memory;
+  for (const HostPort& p : pod.host_ports) used_ports_.Remove(p);
+}
+
 void NodeInfo::AddPod(PodInfoPtr pod) {
-  requested_.Add(pod->requests);
-  non_zero_requested_.milli_cpu += pod->non_zero.milli_cpu;
-  non_zero_requested_.memory += pod->non_zero.memory;
-  for (const HostPort& p : pod->host_ports) used_ports_.Add(p);
+  Account(*pod);
   pods_.push_back(std::move(pod));
   Touch();
 }
 
 bool NodeInfo::RemovePod(std::string_view uid) {
+  for (const PodInfoPtr& p : pods_) {
+    if (p->uid() == uid) return RemovePod(p.get());
+  }
+  return false;
+}
+
+bool NodeInfo::RemovePod(const PodInfo* pod) {
   for (size_t i = 0; i < pods_.size(); ++i) {
-    if (pods_[i]->uid() != uid) continue;
-    const PodInfo& pod = *pods_[i];
-    requested_.Sub(pod.requests);
-    non_zero_requested_.milli_cpu -= pod.non_zero.milli_cpu;
-    non_zero_requested_.memory -= pod.non_zero.memory;
-    for (const HostPort& p : pod.host_ports) used_ports_.Remove(p);
+    if (pods_[i].get() != pod) continue;
+    Unaccount(*pod);
     pods_[i] = std::move(pods_.back());
     pods_.pop_back();
+    Touch();
+    return true;
+  }
+  return false;
+}
+
+bool NodeInfo::ReplacePod(const PodInfo* before, PodInfoPtr now) {
+  for (PodInfoPtr& p : pods_) {
+    if (p.get() != before) continue;
+    Unaccount(*p);
+    Account(*now);
+    p = std::move(now);
     Touch();
     return true;
   }

@@ -93,6 +93,12 @@ class NodeInfo {
   void AddPod(PodInfoPtr pod);
   // Removes the pod with this UID; false if it is not here.
   bool RemovePod(std::string_view uid);
+  // The same for the very PodInfo added, found by address: no pod's UID is read (each compare
+  // would load another pod's memory).
+  bool RemovePod(const PodInfo* pod);
+  // Puts `now` where `before` (the very PodInfo added) was, its requests and ports accounted in
+  // place of the old ones; false, and nothing changed, if `before` is not here.
+  bool ReplacePod(const PodInfo* before, PodInfoPtr now);
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
 
   // Asks the CPU to load what the filters and scores read, ahead of a scan reaching this node.
@@ -151,6 +157,8 @@ class NodeInfo {
   bool unschedulable_ = false;
   bool has_taints_ = false;
   std::vector<PodInfoPtr> pods_;
+  void Account(const PodInfo& pod);
+  void Unaccount(const PodInfo& pod);
   Resource allocatable_;
   Resource requested_;
   NonZeroRequest non_zero_requested_;

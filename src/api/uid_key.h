@@ -8,6 +8,7 @@
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -27,11 +28,26 @@ struct UidKeyHash {
 
 namespace internal {
 
-inline int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+// The value of each hex digit, either case; -1 for any other byte.
+inline constexpr std::array<int8_t, 256> kHexValue = [] {
+  std::array<int8_t, 256> t{};
+  for (int8_t& v : t) v = -1;
+  for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<int8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) t[c] = static_cast<int8_t>(c - 'a' + 10);
+  for (int c = 'A'; c <= 'F'; ++c) t[c] = static_cast<int8_t>(c - 'A' + 10);
+  return t;
+}();
+
+// The N hex digits at `p` as a number; `bad` turns negative if one is not a hex digit.
+template <size_t N>
+inline uint64_t HexDigits(const char* p, int& bad) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < N; ++i) {
+    const int d = kHexValue[static_cast<unsigned char>(p[i])];
+    bad |= d;
+    v = (v << 4) | static_cast<uint64_t>(d & 0xf);
+  }
+  return v;
 }
 
 inline uint64_t Fnv64(std::string_view s, uint64_t seed) {
@@ -45,26 +61,17 @@ inline uint64_t Fnv64(std::string_view s, uint64_t seed) {
 
 }  // namespace internal
 
+// A canonical UUID (8-4-4-4-12 hex digits, either case) is its 128 bits, the first 16 digits
+// in `hi`; any other string is hashed (FNV-1a twice, `lo` odd).
 inline UidKey UidKeyOf(std::string_view uid) {
-  UidKey k;
-  if (uid.size() == 36) {
-    int n = 0;
-    bool ok = true;
-    for (size_t i = 0; i < uid.size() && ok; ++i) {
-      if (i == 8 || i == 13 || i == 18 || i == 23) {
-        ok = uid[i] == '-';
-        continue;
-      }
-      const int d = internal::HexDigit(uid[i]);
-      if (d < 0) {
-        ok = false;
-        break;
-      }
-      uint64_t& half = n < 16 ? k.hi : k.lo;
-      half = (half << 4) | static_cast<uint64_t>(d);
-      ++n;
-    }
-    if (ok) return k;
+  if (uid.size() == 36 && uid[8] == '-' && uid[13] == '-' && uid[18] == '-' && uid[23] == '-') {
+    const char* p = uid.data();
+    int bad = 0;
+    UidKey k;
+    k.hi = internal::HexDigits<8>(p, bad) << 32 | internal::HexDigits<4>(p + 9, bad) << 16 |
+           internal::HexDigits<4>(p + 14, bad);
+    k.lo = internal::HexDigits<4>(p + 19, bad) << 48 | internal::HexDigits<12>(p + 24, bad);
+    if (bad >= 0) return k;
   }
   return {internal::Fnv64(uid, 0xcbf29ce484222325ull),
           internal::Fnv64(uid, 0x84222325cbf29ce4ull) | 1};

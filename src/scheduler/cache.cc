@@ -159,22 +159,22 @@ NodeInfo* Cache::Get(std::string_view name) const {
 }
 
 Status Cache::AssumePod(const PodInfoPtr& pod, const std::string& node) {
-  if (pods_.count(pod->uid())) {
+  if (pods_.count(pod->uid_key)) {
     return Status::Error("pod " + pod->namespace_() + "/" + pod->name() + "(" + pod->uid() +
                          ") is in the cache, so can't be assumed");
   }
   NodeInfo& info = NodeForPods(node);
   info.AddPod(pod);
-  pods_[pod->uid()] = PodState{pod, &info, true, false};
+  pods_[pod->uid_key] = PodState{pod, &info, true, false};
   return Status();
 }
 
-void Cache::FinishBinding(const std::string& uid) {
+void Cache::FinishBinding(const api::UidKey& uid) {
   auto it = pods_.find(uid);
   if (it != pods_.end() && it->second.assumed) it->second.binding_finished = true;
 }
 
-bool Cache::ForgetPod(const std::string& uid) {
+bool Cache::ForgetPod(const api::UidKey& uid) {
   auto it = pods_.find(uid);
   if (it == pods_.end() || !it->second.assumed) return false;
   NodeInfo* info = it->second.node;
@@ -184,14 +184,14 @@ bool Cache::ForgetPod(const std::string& uid) {
   return true;
 }
 
-bool Cache::IsAssumedPod(const std::string& uid) const {
+bool Cache::IsAssumedPod(const api::UidKey& uid) const {
   auto it = pods_.find(uid);
   return it != pods_.end() && it->second.assumed;
 }
 
 void Cache::AddPod(const PodInfoPtr& pod) {
   const std::string& node_name = pod->pod().spec.node_name;
-  auto it = pods_.find(pod->uid());
+  auto it = pods_.find(pod->uid_key);
   if (it != pods_.end()) {
     // Confirms an assumed pod (or replaces a known one): its accounting moves to the new object,
     // in place when the node is the same (a node's name has one NodeInfo while it has pods).
@@ -208,13 +208,13 @@ void Cache::AddPod(const PodInfoPtr& pod) {
   }
   NodeInfo& info = NodeForPods(node_name);
   info.AddPod(pod);
-  pods_[pod->uid()] = PodState{pod, &info, false, false};
+  pods_[pod->uid_key] = PodState{pod, &info, false, false};
 }
 
 void Cache::UpdatePod(const PodInfoPtr&, const PodInfoPtr& new_pod) { AddPod(new_pod); }
 
 void Cache::RemovePod(const std::string& uid) {
-  auto it = pods_.find(uid);
+  auto it = pods_.find(api::UidKeyOf(uid));
   if (it == pods_.end()) return;
   NodeInfo* info = it->second.node;
   info->RemovePod(it->second.pod.get());
@@ -223,7 +223,7 @@ void Cache::RemovePod(const std::string& uid) {
 }
 
 std::string Cache::NodeOfPod(const std::string& uid) const {
-  auto it = pods_.find(uid);
+  auto it = pods_.find(api::UidKeyOf(uid));
   if (it == pods_.end()) return "";
   return it->second.node->node() ? it->second.node->name() : "";
 }

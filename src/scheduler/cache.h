@@ -49,10 +49,13 @@ class Cache : public NodeLister {
   // --- Pods --------------------------------------------------------------------------------------
   // Places `pod` on `node` before its binding is written; an error if the pod is known already.
   Status AssumePod(const PodInfoPtr& pod, const std::string& node);
-  void FinishBinding(const std::string& uid);
+  // A pod is named by its UID, as text or as its key (PodInfo::uid_key).
+  void FinishBinding(const api::UidKey& uid);
   // Undoes AssumePod (the binding failed). False if the pod was not assumed.
-  bool ForgetPod(const std::string& uid);
-  bool IsAssumedPod(const std::string& uid) const;
+  bool ForgetPod(const api::UidKey& uid);
+  bool ForgetPod(const std::string& uid) { return ForgetPod(api::UidKeyOf(uid)); }
+  bool IsAssumedPod(const api::UidKey& uid) const;
+  bool IsAssumedPod(const std::string& uid) const { return IsAssumedPod(api::UidKeyOf(uid)); }
 
   // A pod bound to a node, as the API reports it: confirms an assumed pod, or adds it.
   void AddPod(const PodInfoPtr& pod);
@@ -103,7 +106,7 @@ class Cache : public NodeLister {
   mutable std::vector<NodeInfo*> list_;
   mutable bool list_dirty_ = false;
 
-  std::unordered_map<std::string, PodState> pods_;  // by UID
+  std::unordered_map<api::UidKey, PodState, api::UidKeyHash> pods_;
 
   // Distinct taint lists (key, value, effect) → id from 1.
   std::map<std::vector<std::string>, uint32_t> taint_sets_;

@@ -25,7 +25,7 @@ SchedulingQueue::SchedulingQueue(client::Clock* clock, Options options,
       framework_for_(std::move(framework_for)),
       active_(ActiveLess{}) {}
 
-bool SchedulingQueue::Contains(const std::string& uid) const {
+bool SchedulingQueue::Contains(const api::UidKey& uid) const {
   return active_by_uid_.count(uid) || backoff_by_uid_.count(uid) || unschedulable_.count(uid);
 }
 
@@ -60,7 +60,7 @@ void SchedulingQueue::MoveToActive(QueuedPodInfoPtr qp) {
     Park(std::move(qp));
     return;
   }
-  const std::string& uid = qp->pod->uid();
+  const api::UidKey uid = qp->pod->uid_key;
   if (active_by_uid_.count(uid)) return;
   qp->sequence = ++sequence_;
   active_by_uid_[uid] = qp;
@@ -68,14 +68,14 @@ void SchedulingQueue::MoveToActive(QueuedPodInfoPtr qp) {
 }
 
 void SchedulingQueue::MoveToBackoff(QueuedPodInfoPtr qp) {
-  const std::string uid = qp->pod->uid();
+  const api::UidKey uid = qp->pod->uid_key;
   const client::Time expiry = BackoffExpiration(*qp);
   qp->sequence = ++sequence_;
   backoff_by_uid_[uid] = backoff_.emplace(expiry, std::move(qp));
 }
 
 void SchedulingQueue::Park(QueuedPodInfoPtr qp) {
-  const std::string uid = qp->pod->uid();
+  const api::UidKey uid = qp->pod->uid_key;
   unschedulable_[uid] = std::move(qp);
 }
 
@@ -85,14 +85,14 @@ void SchedulingQueue::Requeue(QueuedPodInfoPtr qp, Hint hint) {
   MoveToActive(std::move(qp));
 }
 
-void SchedulingQueue::RemoveFromActive(const std::string& uid) {
+void SchedulingQueue::RemoveFromActive(const api::UidKey& uid) {
   auto it = active_by_uid_.find(uid);
   if (it == active_by_uid_.end()) return;
   active_.erase(it->second);
   active_by_uid_.erase(it);
 }
 
-void SchedulingQueue::RemoveFromBackoff(const std::string& uid) {
+void SchedulingQueue::RemoveFromBackoff(const api::UidKey& uid) {
   auto it = backoff_by_uid_.find(uid);
   if (it == backoff_by_uid_.end()) return;
   backoff_.erase(it->second);
@@ -100,7 +100,7 @@ void SchedulingQueue::RemoveFromBackoff(const std::string& uid) {
 }
 
 void SchedulingQueue::Update(const PodInfoPtr& old_pod, PodInfoPtr new_pod) {
-  const std::string& uid = new_pod->uid();
+  const api::UidKey uid = new_pod->uid_key;
   if (!new_pod->pod().status.nominated_node_name.empty() || nominated_node_of_.count(uid)) {
     AddNominatedPod(new_pod, NominatingInfo::Noop());
   }
@@ -137,7 +137,8 @@ void SchedulingQueue::Update(const PodInfoPtr& old_pod, PodInfoPtr new_pod) {
   Add(std::move(new_pod));
 }
 
-void SchedulingQueue::Delete(const std::string& uid) {
+void SchedulingQueue::Delete(const std::string& uid_text) {
+  const api::UidKey uid = api::UidKeyOf(uid_text);
   DeleteNominatedPodIfExists(uid);
   RemoveFromActive(uid);
   RemoveFromBackoff(uid);
@@ -149,7 +150,7 @@ QueuedPodInfoPtr SchedulingQueue::Pop() {
   if (!active_.empty()) {
     qp = *active_.begin();
     active_.erase(active_.begin());
-    active_by_uid_.erase(qp->pod->uid());
+    active_by_uid_.erase(qp->pod->uid_key);
   } else {
     // Nothing ready: try the earliest pod backing off after a rejection (not after an error),
     // unless a PreEnqueue plugin holds it.
@@ -159,7 +160,7 @@ QueuedPodInfoPtr SchedulingQueue::Pop() {
         continue;
       }
       QueuedPodInfoPtr candidate = it->second;
-      backoff_by_uid_.erase(candidate->pod->uid());
+      backoff_by_uid_.erase(candidate->pod->uid_key);
       it = backoff_.erase(it);
       if (Gate(*candidate)) {
         Park(std::move(candidate));
@@ -179,7 +180,7 @@ QueuedPodInfoPtr SchedulingQueue::Pop() {
 }
 
 void SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfoPtr qp) {
-  if (Contains(qp->pod->uid())) return;
+  if (Contains(qp->pod->uid_key)) return;
   if (qp->unschedulable_plugins.empty() && qp->pending_plugins.empty()) {
     ++qp->consecutive_errors;
   } else {
@@ -241,12 +242,13 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(
   std::sort(moving.begin(), moving.end(),
             [](const auto& a, const auto& b) { return a.first->sequence < b.first->sequence; });
   for (auto& [qp, hint] : moving) {
-    unschedulable_.erase(qp->pod->uid());
+    unschedulable_.erase(qp->pod->uid_key);
     Requeue(qp, hint);
   }
 }
 
-void SchedulingQueue::Activate(const std::string& uid) {
+void SchedulingQueue::Activate(const std::string& uid_text) {
+  const api::UidKey uid = api::UidKeyOf(uid_text);
   QueuedPodInfoPtr qp;
   if (auto it = unschedulable_.find(uid); it != unschedulable_.end()) {
     qp = it->second;
@@ -279,7 +281,7 @@ void SchedulingQueue::FlushBackoffQCompleted() {
   while (!backoff_.empty()) {
     QueuedPodInfoPtr qp = backoff_.begin()->second;
     if (IsBackingOff(*qp)) break;
-    backoff_by_uid_.erase(qp->pod->uid());
+    backoff_by_uid_.erase(qp->pod->uid_key);
     backoff_.erase(backoff_.begin());
     MoveToActive(std::move(qp));
   }
@@ -295,14 +297,14 @@ void SchedulingQueue::FlushUnschedulablePodsLeftover() {
   std::sort(stale.begin(), stale.end(),
             [](const auto& a, const auto& b) { return a->sequence < b->sequence; });
   for (QueuedPodInfoPtr& qp : stale) {
-    unschedulable_.erase(qp->pod->uid());
+    unschedulable_.erase(qp->pod->uid_key);
     Requeue(qp, IsPodWorthRequeuing(*qp, ClusterEvent{EventResource::kWildcard, kAll}, nullptr,
                                     nullptr));
   }
 }
 
 void SchedulingQueue::AddNominatedPod(const PodInfoPtr& pod, const NominatingInfo& info) {
-  const std::string& uid = pod->uid();
+  const api::UidKey uid = pod->uid_key;
   std::string node = info.mode == NominatingInfo::Mode::kOverride
                          ? info.nominated_node_name
                          : pod->pod().status.nominated_node_name;
@@ -318,14 +320,14 @@ void SchedulingQueue::AddNominatedPod(const PodInfoPtr& pod, const NominatingInf
   nominated_node_of_[uid] = node;
 }
 
-void SchedulingQueue::DeleteNominatedPodIfExists(const std::string& uid) {
+void SchedulingQueue::DeleteNominatedPodIfExists(const api::UidKey& uid) {
   auto it = nominated_node_of_.find(uid);
   if (it == nominated_node_of_.end()) return;
   auto n = nominated_.find(it->second);
   if (n != nominated_.end()) {
     auto& pods = n->second;
     pods.erase(std::remove_if(pods.begin(), pods.end(),
-                              [&](const PodInfoPtr& p) { return p->uid() == uid; }),
+                              [&](const PodInfoPtr& p) { return p->uid_key == uid; }),
                pods.end());
     if (pods.empty()) nominated_.erase(n);
   }
@@ -339,7 +341,7 @@ std::span<const PodInfoPtr> SchedulingQueue::NominatedPodsForNode(std::string_vi
 }
 
 std::string SchedulingQueue::NominatedNodeOf(const std::string& uid) const {
-  auto it = nominated_node_of_.find(uid);
+  auto it = nominated_node_of_.find(api::UidKeyOf(uid));
   return it == nominated_node_of_.end() ? std::string() : it->second;
 }
 

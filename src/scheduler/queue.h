@@ -73,14 +73,20 @@ class SchedulingQueue : public Nominator {
   size_t NumActive() const { return active_.size(); }
   size_t NumBackoff() const { return backoff_.size(); }
   size_t NumUnschedulable() const { return unschedulable_.size(); }
-  bool Contains(const std::string& uid) const;
+  bool Contains(const std::string& uid) const { return Contains(api::UidKeyOf(uid)); }
+  bool Contains(const api::UidKey& uid) const;
   // Whether the pod waits in the unschedulable pool (gated pods included).
-  bool IsParked(const std::string& uid) const { return unschedulable_.count(uid) != 0; }
+  bool IsParked(const std::string& uid) const {
+    return unschedulable_.count(api::UidKeyOf(uid)) != 0;
+  }
 
   // --- Nominator -------------------------------------------------------------------------------
   // ModeOverride sets or clears the pod's nomination; ModeNoop keeps status.nominatedNodeName.
   void AddNominatedPod(const PodInfoPtr& pod, const NominatingInfo& info);
-  void DeleteNominatedPodIfExists(const std::string& uid);
+  void DeleteNominatedPodIfExists(const std::string& uid) {
+    DeleteNominatedPodIfExists(api::UidKeyOf(uid));
+  }
+  void DeleteNominatedPodIfExists(const api::UidKey& uid);
   // Valid until the nominations change.
   std::span<const PodInfoPtr> NominatedPodsForNode(std::string_view node) const override;
   bool Empty() const override { return nominated_.empty(); }
@@ -106,8 +112,8 @@ class SchedulingQueue : public Nominator {
                            const ObjectPtr& old_object, const ObjectPtr& new_object) const;
   client::Time BackoffExpiration(QueuedPodInfo& pod) const;
   bool IsBackingOff(QueuedPodInfo& pod) const;
-  void RemoveFromActive(const std::string& uid);
-  void RemoveFromBackoff(const std::string& uid);
+  void RemoveFromActive(const api::UidKey& uid);
+  void RemoveFromBackoff(const api::UidKey& uid);
 
   client::Clock* clock_;
   Options options_;
@@ -115,17 +121,19 @@ class SchedulingQueue : public Nominator {
 
   // activeQ: an ordered set (by QueueSort, then a sequence for stability) and an index by UID.
   std::set<QueuedPodInfoPtr, ActiveLess> active_;
-  std::unordered_map<std::string, QueuedPodInfoPtr> active_by_uid_;
+  // The maps by UID key pods by PodInfo::uid_key: no string hashed, copied or compared.
+  std::unordered_map<api::UidKey, QueuedPodInfoPtr, api::UidKeyHash> active_by_uid_;
   // backoffQ: by expiration, then queue order.
   std::multimap<client::Time, QueuedPodInfoPtr> backoff_;
-  std::unordered_map<std::string, std::multimap<client::Time, QueuedPodInfoPtr>::iterator>
+  std::unordered_map<api::UidKey, std::multimap<client::Time, QueuedPodInfoPtr>::iterator,
+                     api::UidKeyHash>
       backoff_by_uid_;
-  std::unordered_map<std::string, QueuedPodInfoPtr> unschedulable_;
+  std::unordered_map<api::UidKey, QueuedPodInfoPtr, api::UidKeyHash> unschedulable_;
   uint64_t sequence_ = 0;
 
   // Nominator: node → pods, and pod UID → node.
   std::map<std::string, std::vector<PodInfoPtr>, std::less<>> nominated_;
-  std::unordered_map<std::string, std::string> nominated_node_of_;
+  std::unordered_map<api::UidKey, std::string, api::UidKeyHash> nominated_node_of_;
 };
 
 }  // namespace kt::scheduler

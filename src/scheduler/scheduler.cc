@@ -275,7 +275,7 @@ bool Scheduler::ScheduleOne() {
     }
     return true;
   }
-  if (cache_.IsAssumedPod(pod->uid())) return true;
+  if (cache_.IsAssumedPod(pod->uid_key)) return true;
   ++cycle_;
 
   ScheduleResult result = SchedulePod(*fw, cache_, *pod, &next_start_index_);
@@ -301,10 +301,10 @@ bool Scheduler::ScheduleOne() {
     HandleFailure(qp, s, nullptr, NominatingInfo::Override(""));
     return true;
   }
-  queue_->DeleteNominatedPodIfExists(pod->uid());
+  queue_->DeleteNominatedPodIfExists(pod->uid_key);
   auto undo = [&](const Status& s) {
     fw->RunReservePluginsUnreserve(*pod, host);
-    cache_.ForgetPod(pod->uid());
+    cache_.ForgetPod(pod->uid_key);
     if (s.IsRejected()) {
       // A rejection on the chosen node reads as a one-node FitError, as upstream.
       Diagnosis d;
@@ -350,7 +350,7 @@ void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& h
               // Nothing waits for a success to reach the cache: it rides along with the
               // scheduler thread's next turn instead of waking it (a wake-up per pod).
               scheduled_.fetch_add(1, std::memory_order_relaxed);
-              PostQuietly([this, qp] { cache_.FinishBinding(qp->pod->uid()); });
+              PostQuietly([this, qp] { cache_.FinishBinding(qp->pod->uid_key); });
               return;
             }
             Post([this, qp, host, s] { OnBindFailed(qp, host, s); });
@@ -363,7 +363,7 @@ void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& h
 void Scheduler::OnBindFailed(const QueuedPodInfoPtr& qp, const std::string& host, Status status) {
   const PodInfoPtr& pod = qp->pod;
   qp->framework->RunReservePluginsUnreserve(*pod, host);
-  if (cache_.ForgetPod(pod->uid())) {
+  if (cache_.ForgetPod(pod->uid_key)) {
     queue_->MoveAllToActiveOrBackoffQueue({EventResource::kAssignedPod, kDelete}, pod->object,
                                           nullptr);
   }

@@ -75,6 +75,7 @@ PodInfoPtr NewPodInfo(ObjectPtr object) {
   info->non_zero = PodNonZeroRequests(pod);
   info->host_ports = PodHostPorts(pod);
   info->priority = PodPriority(pod);
+  info->uid_key = api::UidKeyOf(pod.meta.uid);
   info->object = std::move(object);
   return info;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/types.h"
+#include "api/uid_key.h"
 #include "client/clock.h"
 #include "scheduler/framework/resource.h"
 #include "server/object.h"
@@ -55,6 +56,7 @@ struct PodInfo {
   NonZeroRequest non_zero;           // cpu and memory with scoring defaults
   std::vector<HostPort> host_ports;  // containers' and sidecars' hostPort > 0
   int32_t priority = 0;              // spec.priority, 0 when unset
+  api::UidKey uid_key;               // metadata.uid as the cache's and queue's maps key it
 
   const api::Pod& pod() const { return *object->As<api::Pod>(); }
   const std::string& uid() const { return pod().meta.uid; }

@@ -128,6 +128,7 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
       Status ns = fw.RunFilterPluginsWithNominatedPods(pod, *n);
       if (ns.IsSuccess()) {
         r.host = n->name();
+        r.node = n;
         r.evaluated_nodes = 1;
         r.feasible_nodes = 1;
         return r;
@@ -277,11 +278,13 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
   }
   // 4. One feasible node needs no scoring (unless every node is to be reported).
   if (feasible.size() == 1 && !options.evaluate_all) {
-    r.host = feasible[0]->name();
+    r.node = feasible[0];
+    r.host = r.node->name();
     return r;
   }
   if (!fw.HasScorePlugins()) {
-    r.host = feasible[0]->name();
+    r.node = feasible[0];
+    r.host = r.node->name();
     return r;
   }
   if (options.evaluate_all) {
@@ -290,7 +293,8 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
       r.status = ss;
       return r;
     }
-    r.host = SelectHost(pod, r.scores)->name();
+    r.node = SelectHost(pod, r.scores);
+    r.host = r.node->name();
     return r;
   }
   thread_local std::vector<int64_t> totals;
@@ -299,7 +303,8 @@ ScheduleResult SchedulePod(Framework& fw, const NodeLister& lister, const PodInf
     r.status = ss;
     return r;
   }
-  r.host = SelectHost(pod, feasible, totals)->name();
+  r.node = SelectHost(pod, feasible, totals);
+  r.host = r.node->name();
   return r;
 }
 

@@ -31,6 +31,8 @@ int NumFeasibleNodesToFind(std::optional<int32_t> percentage, int num_all_nodes)
 struct ScheduleResult {
   // The chosen node; empty when the pod fits none (then `status` says why).
   std::string host;
+  // The chosen node's NodeInfo, as the lister gave it (null with `host` empty).
+  const NodeInfo* node = nullptr;
   Status status;
   Diagnosis diagnosis;
   int num_all_nodes = 0;

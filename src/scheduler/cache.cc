@@ -159,14 +159,26 @@ NodeInfo* Cache::Get(std::string_view name) const {
 }
 
 Status Cache::AssumePod(const PodInfoPtr& pod, const std::string& node) {
-  if (pods_.count(pod->uid_key)) {
-    return Status::Error("pod " + pod->namespace_() + "/" + pod->name() + "(" + pod->uid() +
-                         ") is in the cache, so can't be assumed");
+  if (pods_.count(pod->uid_key)) return AssumeOn(pod, nullptr);  // the error, and no ghost made
+  return AssumeOn(pod, &NodeForPods(node));
+}
+
+Status Cache::AssumePod(const PodInfoPtr& pod, const NodeInfo* listed) {
+  // Every NodeInfo is the cache's own, made mutable (NewNodeInfo); List and Get hand them out
+  // so, and only a scheduling cycle views them as const.
+  return AssumeOn(pod, const_cast<NodeInfo*>(listed));
+}
+
+Status Cache::AssumeOn(const PodInfoPtr& pod, NodeInfo* info) {
+  if (info != nullptr) {
+    auto [it, added] = pods_.try_emplace(pod->uid_key, PodState{pod, info, true, false});
+    if (added) {
+      info->AddPod(pod);
+      return Status();
+    }
   }
-  NodeInfo& info = NodeForPods(node);
-  info.AddPod(pod);
-  pods_[pod->uid_key] = PodState{pod, &info, true, false};
-  return Status();
+  return Status::Error("pod " + pod->namespace_() + "/" + pod->name() + "(" + pod->uid() +
+                       ") is in the cache, so can't be assumed");
 }
 
 void Cache::FinishBinding(const api::UidKey& uid) {

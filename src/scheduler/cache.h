@@ -49,6 +49,8 @@ class Cache : public NodeLister {
   // --- Pods --------------------------------------------------------------------------------------
   // Places `pod` on `node` before its binding is written; an error if the pod is known already.
   Status AssumePod(const PodInfoPtr& pod, const std::string& node);
+  // The same for a node of this cache's, as List or Get gave it: no lookup by name.
+  Status AssumePod(const PodInfoPtr& pod, const NodeInfo* listed);
   // A pod is named by its UID, as text or as its key (PodInfo::uid_key).
   void FinishBinding(const api::UidKey& uid);
   // Undoes AssumePod (the binding failed). False if the pod was not assumed.
@@ -74,6 +76,8 @@ class Cache : public NodeLister {
   };
 
   NodeInfo& NodeForPods(const std::string& name);
+  // AssumePod's work once the node is found (null: the pod is known already).
+  Status AssumeOn(const PodInfoPtr& pod, NodeInfo* info);
   // Takes the node out of the NodeTree list.
   void Unlist(const std::string& name);
   // Drops a deleted node's NodeInfo once no pod is accounted to it.

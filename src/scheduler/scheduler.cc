@@ -297,7 +297,7 @@ bool Scheduler::ScheduleOne() {
   }
 
   const std::string host = result.host;
-  if (Status s = cache_.AssumePod(pod, host); !s.IsSuccess()) {
+  if (Status s = cache_.AssumePod(pod, result.node); !s.IsSuccess()) {
     HandleFailure(qp, s, nullptr, NominatingInfo::Override(""));
     return true;
   }

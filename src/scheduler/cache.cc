@@ -158,27 +158,16 @@ NodeInfo* Cache::Get(std::string_view name) const {
   return it->second;
 }
 
-Status Cache::AssumePod(const PodInfoPtr& pod, const std::string& node) {
-  if (pods_.count(pod->uid_key)) return AssumeOn(pod, nullptr);  // the error, and no ghost made
-  return AssumeOn(pod, &NodeForPods(node));
-}
-
-Status Cache::AssumePod(const PodInfoPtr& pod, const NodeInfo* listed) {
+Status Cache::AssumePod(const PodInfoPtr& pod, const NodeInfo* node) {
   // Every NodeInfo is the cache's own, made mutable (NewNodeInfo); List and Get hand them out
   // so, and only a scheduling cycle views them as const.
-  return AssumeOn(pod, const_cast<NodeInfo*>(listed));
-}
-
-Status Cache::AssumeOn(const PodInfoPtr& pod, NodeInfo* info) {
-  if (info != nullptr) {
-    auto [it, added] = pods_.try_emplace(pod->uid_key, PodState{pod, info, true, false});
-    if (added) {
-      info->AddPod(pod);
-      return Status();
-    }
+  NodeInfo* info = const_cast<NodeInfo*>(node);
+  if (!pods_.try_emplace(pod->uid_key, PodState{pod, info, true, false}).second) {
+    return Status::Error("pod " + pod->namespace_() + "/" + pod->name() + "(" + pod->uid() +
+                         ") is in the cache, so can't be assumed");
   }
-  return Status::Error("pod " + pod->namespace_() + "/" + pod->name() + "(" + pod->uid() +
-                       ") is in the cache, so can't be assumed");
+  info->AddPod(pod);
+  return Status();
 }
 
 void Cache::FinishBinding(const api::UidKey& uid) {

@@ -47,10 +47,9 @@ class Cache : public NodeLister {
   NodeInfo* Get(std::string_view name) const override;
 
   // --- Pods --------------------------------------------------------------------------------------
-  // Places `pod` on `node` before its binding is written; an error if the pod is known already.
-  Status AssumePod(const PodInfoPtr& pod, const std::string& node);
-  // The same for a node of this cache's, as List or Get gave it: no lookup by name.
-  Status AssumePod(const PodInfoPtr& pod, const NodeInfo* listed);
+  // Places `pod` on `node` (one of this cache's, as List or Get gave it) before its binding is
+  // written; an error if the pod is known already.
+  Status AssumePod(const PodInfoPtr& pod, const NodeInfo* node);
   // A pod is named by its UID, as text or as its key (PodInfo::uid_key).
   void FinishBinding(const api::UidKey& uid);
   // Undoes AssumePod (the binding failed). False if the pod was not assumed.
@@ -76,8 +75,6 @@ class Cache : public NodeLister {
   };
 
   NodeInfo& NodeForPods(const std::string& name);
-  // AssumePod's work once the node is found (null: the pod is known already).
-  Status AssumeOn(const PodInfoPtr& pod, NodeInfo* info);
   // Takes the node out of the NodeTree list.
   void Unlist(const std::string& name);
   // Drops a deleted node's NodeInfo once no pod is accounted to it.

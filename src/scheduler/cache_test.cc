@@ -34,7 +34,7 @@ class CacheTest : public ::testing::Test {
 
 TEST_F(CacheTest, ABoundPodConfirmsItsAssumptionInPlaceWithTheNewObjectsRequests) {
   PodInfoPtr assumed = PodOn("", 100);
-  ASSERT_TRUE(cache.AssumePod(assumed, "a").IsSuccess());
+  ASSERT_TRUE(cache.AssumePod(assumed, cache.Get("a")).IsSuccess());
   EXPECT_EQ(NodeNamed("a").requested().milli_cpu, 100);
 
   // The bound version as the API reports it (its requests differ here, to see which counts).
@@ -61,7 +61,7 @@ TEST_F(CacheTest, ABoundPodConfirmsItsAssumptionInPlaceWithTheNewObjectsRequests
 
 TEST_F(CacheTest, APodBoundElsewhereThanAssumedMovesToThatNode) {
   PodInfoPtr assumed = PodOn("", 100);
-  ASSERT_TRUE(cache.AssumePod(assumed, "a").IsSuccess());
+  ASSERT_TRUE(cache.AssumePod(assumed, cache.Get("a")).IsSuccess());
   PodInfoPtr bound = PodOn("b", 100, 2);
   cache.AddPod(bound);
   EXPECT_TRUE(NodeNamed("a").pods().empty());
@@ -77,7 +77,7 @@ TEST_F(CacheTest, AForgottenAssumptionFreesItsNode) {
   PodInfoPtr other = PodOn("a", 300, 1, "other");
   cache.AddPod(other);
   PodInfoPtr assumed = PodOn("", 100);
-  ASSERT_TRUE(cache.AssumePod(assumed, "a").IsSuccess());
+  ASSERT_TRUE(cache.AssumePod(assumed, cache.Get("a")).IsSuccess());
   EXPECT_EQ(NodeNamed("a").requested().milli_cpu, 400);
   EXPECT_TRUE(cache.ForgetPod(assumed->uid()));
   EXPECT_FALSE(cache.ForgetPod(assumed->uid()));

@@ -83,9 +83,6 @@ class SchedulingQueue : public Nominator {
   // --- Nominator -------------------------------------------------------------------------------
   // ModeOverride sets or clears the pod's nomination; ModeNoop keeps status.nominatedNodeName.
   void AddNominatedPod(const PodInfoPtr& pod, const NominatingInfo& info);
-  void DeleteNominatedPodIfExists(const std::string& uid) {
-    DeleteNominatedPodIfExists(api::UidKeyOf(uid));
-  }
   void DeleteNominatedPodIfExists(const api::UidKey& uid);
   // Valid until the nominations change.
   std::span<const PodInfoPtr> NominatedPodsForNode(std::string_view node) const override;

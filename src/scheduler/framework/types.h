@@ -151,6 +151,9 @@ class NodeInfo {
 
  private:
   void Touch();
+  // A pod's requests and host ports added to the node's totals, or taken off.
+  void Account(const PodInfo& pod);
+  void Unaccount(const PodInfo& pod);
 
   // What every filter and score of a cycle reads comes first, in the first three cache lines
   // (see Prefetch); the rest is read only on failures, binds and events.
@@ -159,8 +162,6 @@ class NodeInfo {
   bool unschedulable_ = false;
   bool has_taints_ = false;
   std::vector<PodInfoPtr> pods_;
-  void Account(const PodInfo& pod);
-  void Unaccount(const PodInfo& pod);
   Resource allocatable_;
   Resource requested_;
   NonZeroRequest non_zero_requested_;

@@ -678,7 +678,29 @@ class Connection : public std::enable_shared_from_this<Connection> {
                         });
       return;
     }
+    if (ParseBufferedBody()) return;
     ReadBody();
+  }
+
+  // The body, when the read that brought the header brought all of it (as it does for a small
+  // request): parsed from the buffer at once, without another trip through the event loop.
+  // True if the request was dispatched or answered.
+  bool ParseBufferedBody() {
+    parser_->eager(true);
+    while (buffer_.size() > 0 && !parser_->is_done()) {
+      beast::error_code ec;
+      const size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == bhttp::error::need_more) break;
+      if (ec) {
+        OnReadError(ec);
+        return true;
+      }
+      if (used == 0) break;
+    }
+    if (!parser_->is_done()) return false;
+    Dispatch();
+    return true;
   }
 
   void ReadBody() {

@@ -131,6 +131,14 @@ class HttpServerTest : public ::testing::Test {
     port_ = server_->port();
   }
 
+  // GET /hello on connection `c`.
+  static void ExpectHelloOn(TestClient& c) {
+    ASSERT_TRUE(c.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
+    auto next = c.ReadResponse();
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->body, "hello");
+  }
+
   // GET /hello on a new connection.
   void ExpectHelloServed() {
     TestClient c(port_);
@@ -266,6 +274,38 @@ TEST_F(HttpServerTest, ChunkedRequestBodyIsEchoed) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->body, "hello world");
   EXPECT_EQ(r->Header("X-Method"), "PUT");
+}
+
+// The body is parsed from what the header's read brought when it is all there; a body that
+// arrives later, in parts, is read on.
+TEST_F(HttpServerTest, BodyArrivingInPartsAfterTheHeaderIsEchoed) {
+  Start();
+  TestClient c(port_);
+  ASSERT_TRUE(c.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\nhel"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the server reads the first part
+  ASSERT_TRUE(c.Send("lo wo"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(c.Send("rld"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hello world");
+  // The connection stays usable.
+  ExpectHelloOn(c);
+}
+
+TEST_F(HttpServerTest, MalformedChunkedBodyInTheHeadersSegmentGets400AndClose) {
+  Start();
+  TestClient c(port_);
+  ASSERT_TRUE(
+      c.Send("POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+             "zz\r\nhello\r\n0\r\n\r\n"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->Header("Connection"), "close");
+  EXPECT_TRUE(c.ReadEof());
+  ExpectHelloServed();
 }
 
 TEST_F(HttpServerTest, ExpectContinueGetsInterimResponseBeforeTheBody) {
@@ -419,10 +459,7 @@ TEST_F(HttpServerTest, SecondResponseIsIgnored) {
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->body, "first");
   // The next request on the connection gets its own answer, not the stray second one.
-  ASSERT_TRUE(c.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
-  auto next = c.ReadResponse();
-  ASSERT_TRUE(next);
-  EXPECT_EQ(next->body, "hello");
+  ExpectHelloOn(c);
 }
 
 TEST_F(HttpServerTest, HeadersThatWouldBreakFramingAreDropped) {

@@ -339,6 +339,9 @@ void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& h
           // The completion may run on a store or HTTP thread: the event is written from ours.
           OffThread([this, qp, host, s] {
             if (s.IsSuccess()) {
+              // Counted before the event is written, so that whoever sees the event sees the
+              // count.
+              scheduled_.fetch_add(1, std::memory_order_relaxed);
               if (client::EventRecorder* r = RecorderFor(qp->framework)) {
                 const PodInfo& pod = *qp->pod;
                 std::string note = "Successfully assigned ";
@@ -349,7 +352,6 @@ void Scheduler::RunBindingCycle(const QueuedPodInfoPtr& qp, const std::string& h
               }
               // Nothing waits for a success to reach the cache: it rides along with the
               // scheduler thread's next turn instead of waking it (a wake-up per pod).
-              scheduled_.fetch_add(1, std::memory_order_relaxed);
               PostQuietly([this, qp] { cache_.FinishBinding(qp->pod->uid_key); });
               return;
             }

@@ -417,6 +417,11 @@ TEST(SchedulerThreadsTest, ARefusedBindingIsForgottenAndRetried) {
       ForwardingClient::Bind(std::move(ns), std::move(name), std::move(uid), std::move(node),
                              std::move(done));
     }
+    // A slow event write: the binding is seen well before its `Scheduled` event.
+    void CreateEvent(api::Event event, client::WriteDone done) override {
+      if (event.reason == "Scheduled") std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      ForwardingClient::CreateEvent(std::move(event), std::move(done));
+    }
     std::atomic<int> binds{0};
   };
   RefusesFirstBinding* refusing = nullptr;
@@ -437,6 +442,14 @@ TEST(SchedulerThreadsTest, ARefusedBindingIsForgottenAndRetried) {
   ASSERT_TRUE(ThreadedScheduler::Eventually(failed));
   ASSERT_TRUE(ThreadedScheduler::Eventually([&] { return t.NodeOf("p0") == "node1"; }))
       << refusing->binds.load() << " binding attempts";
+  // The binding reaches the cache before its completion writes the `Scheduled` event.
+  const auto scheduled = [&] {
+    for (const api::Event& e : t.Events()) {
+      if (e.reason == "Scheduled") return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(ThreadedScheduler::Eventually(scheduled));
   EXPECT_EQ(refusing->binds.load(), 2);
   EXPECT_EQ(t.sched->ScheduledCount(), 1u);
   std::vector<std::string> reasons;

@@ -203,6 +203,8 @@ Run RunOnce(const bench::Flags& flags, int run, bench::PerfControl& perf) {
   }
   StartScheduler(*c);
   auto watch = std::make_shared<BindWatch>();
+  // Room for every pod up front: the observer does not rehash on the watch thread mid-run.
+  watch->bound.reserve(static_cast<size_t>(init + pods));
   auto handle = c->registry->cache(Resource::kPods)
                     .StartWatch(c->registry->cache(Resource::kPods).revision(),
                                 server::ObjectFilter(), watch);

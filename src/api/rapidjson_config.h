@@ -1,5 +1,5 @@
-// RapidJSON's configuration, read before any of its headers: CMake's kt_rapidjson target passes
-// it to every compilation with -include.
+// RapidJSON's configuration, read before any of its headers: CMakeLists.txt passes it to every
+// compilation with -include.
 //
 // The memory pool of a Document that brings its own (every `rapidjson::Document doc;`) takes its
 // memory in chunks of kJsonPoolChunk bytes instead of RapidJSON's 64 KiB. The documents parsed

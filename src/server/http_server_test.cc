@@ -134,20 +134,17 @@ class HttpServerTest : public ::testing::Test {
   // GET /hello on connection `c`.
   static void ExpectHelloOn(TestClient& c) {
     ASSERT_TRUE(c.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
-    auto next = c.ReadResponse();
-    ASSERT_TRUE(next);
-    EXPECT_EQ(next->body, "hello");
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "hello");
   }
 
   // GET /hello on a new connection.
   void ExpectHelloServed() {
     TestClient c(port_);
     ASSERT_TRUE(c.connected());
-    ASSERT_TRUE(c.Send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n"));
-    auto r = c.ReadResponse();
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 200);
-    EXPECT_EQ(r->body, "hello");
+    ExpectHelloOn(c);
   }
 
   // Opens GET /stream and waits for its header and for the handler to hold stream `index`.

@@ -1506,6 +1506,7 @@ int CmdSchedule(const Flags& f) {
     const auto start = Clock::now();
     const double server0 = g_server_pid > 0 ? ProcCpuSeconds(g_server_pid) : -1;
     RunResult r = create(run_prefix, pods, &sent);
+    const auto created = Clock::now();  // the last create answered
     if (r.errors) Die("pod creates failed: " + r.first_error);
     const double create_rate = static_cast<double>(r.latency_us.size()) / r.seconds;
     // In the taint workload some pods fit no node: wait for the rest a bounded time.
@@ -1538,6 +1539,8 @@ int CmdSchedule(const Flags& f) {
                   server_cpu * 1e6 / static_cast<double>(lat.size()));
     }
     std::printf("; driver cpu %.2f s", r.client_cpu);
+    // The bindings still to come once the creates stop: the pipeline's backlog.
+    std::printf("; last binding %.1f ms after the last create", Ms(last - created));
     std::printf("\n");
     std::fflush(stdout);
   }

@@ -8,9 +8,8 @@ cd "$(dirname "$0")/.."
 KUBETAINT_WITH_KUBECTL=1 bash scripts/deps.sh
 
 jobs=$(nproc)
-echo "== build (Release)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build
+echo "== build (Release, profile-guided: scripts/build.sh)"
+bash scripts/build.sh
 echo "== unit and end-to-end tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 

@@ -198,6 +198,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("-v,--v", serve_options.verbosity,
                     "Log verbosity (upstream levels; 2 and above log every request)");
+  serve
+      ->add_option("--background-nice", serve_options.background_nice,
+                   "Nice levels (0 to 19) below the API server's request threads at which the "
+                   "scheduler, the controllers and the watch fan-out run, so that on a busy "
+                   "machine answers to clients do not wait behind them (0: same priority)")
+      ->capture_default_str();
   CLI::Option* scheduler_name =
       serve
           ->add_option("--scheduler-name", serve_options.scheduler_name,

@@ -24,6 +24,7 @@
 #include "controllers/tainteviction/controller.h"
 #include "core/file.h"
 #include "core/strings.h"
+#include "core/thread_name.h"
 #include "core/time.h"
 #include "core/version.h"
 #include "kubelet/kubelet.h"
@@ -213,6 +214,12 @@ int RunServe(const ServeOptions& options) {
   }
   if (options.nodes < 0) return Fail("--nodes: must not be negative");
   if (Status s = ValidateControllers(options.controllers); !s.ok()) return Fail(s.message());
+  if (options.background_nice < 0 || options.background_nice > 19) {
+    return Fail("--background-nice: must be from 0 to 19, not " +
+                std::to_string(options.background_nice));
+  }
+  // Before the store opens: its watch thread is the first background thread.
+  core::SetBackgroundNiceness(options.background_nice);
   const bool run_scheduler =
       !options.disable_scheduler && ControllerEnabled(options.controllers, "scheduler");
   Result<scheduler::SchedulerConfig> scheduler_config = SchedulerConfigFromFlags(options);

@@ -37,6 +37,10 @@ struct ServeOptions {
   // Their --node-status-update-frequency.
   std::chrono::nanoseconds node_status_update_frequency = std::chrono::seconds(10);
   int verbosity = 0;  // upstream -v; 2 and above log every request
+  // How many nice levels below the API server's request threads (HTTP I/O, the SQLite
+  // committer) the in-process components' threads run: the scheduler, the controllers, their
+  // informers and timers, the store's watch fan-out. 0 to 19; 0 runs them all alike.
+  int background_nice = 5;
   // The scheduler: the default profile's name (without --config), a KubeSchedulerConfiguration
   // file, and whether it runs at all.
   std::string scheduler_name = "default-scheduler";

@@ -10,7 +10,7 @@ class RealClock : public Clock {
  public:
   RealClock()
       : thread_([this] {
-          core::NameThisThread("kt-clock");
+          core::NameBackgroundThread("kt-clock");
           Run();
         }) {}
 

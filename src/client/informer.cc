@@ -160,7 +160,7 @@ void Informer::Start() {
   }
   if (!options_.manual_dispatch) {
     thread_ = std::thread([this] {
-      core::NameThisThread("kt-informer");
+      core::NameBackgroundThread("kt-informer");
       Run();
     });
   }

@@ -13,7 +13,7 @@ Loop::~Loop() { Stop(); }
 
 void Loop::Start() {
   thread_ = std::thread([this] {
-    core::NameThisThread(options_.name);
+    core::NameBackgroundThread(options_.name);
     Run();
   });
 }

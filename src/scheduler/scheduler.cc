@@ -627,12 +627,12 @@ void Scheduler::Start() {
     api_running_ = true;
   }
   api_thread_ = std::thread([this] {
-    core::NameThisThread("kt-sched-api");
+    core::NameBackgroundThread("kt-sched-api");
     ApiLoop();
   });
   Post([this] { ScheduleFlushes(); });
   thread_ = std::thread([this] {
-    core::NameThisThread("kt-scheduler");
+    core::NameBackgroundThread("kt-scheduler");
     Loop();
   });
 }

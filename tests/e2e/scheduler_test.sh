@@ -13,6 +13,7 @@
 #   6. preemption (PriorityClasses low and high)
 #   7. `kubetaint check` against the live cluster agrees with the scheduler
 #   8. --disable-scheduler
+#   9. --background-nice: the scheduler's threads yield to the threads that answer requests
 # Usage: scheduler_test.sh path/to/kubetaint
 set -uo pipefail
 bin=${1:?usage: scheduler_test.sh KUBETAINT_BINARY}
@@ -642,6 +643,51 @@ kc s8_events get events
 check s8_events rc 0 out "" err "No resources found in default namespace."
 kc s8_describe describe pod idle
 check s8_describe rc 0 has '^Node: +<none>$' has '^Events: +<none>$' lacks '^Conditions:'
+
+# --- 9. --background-nice ---------------------------------------------------------------------
+# The server's threads, as the kernel sees them: by default the scheduler's, the store's watch
+# thread and the controllers' run 5 nice levels above the process (its main thread), the HTTP
+# threads and the SQLite committer at the process's; with --background-nice 0 all alike.
+# thread_nices NAME: "comm nice" per thread of the server, main thread first.
+thread_nices() {
+  local name=$1 t
+  {
+    for t in "/proc/$srv_pid/task/$srv_pid" /proc/"$srv_pid"/task/*; do
+      # The name is in parentheses and may hold spaces; the nice value is field 19.
+      sed -E 's/^[0-9]+ \((.*)\) (.*)$/\1|\2/' "$t/stat" |
+        awk -F'|' '{ split($2, f, " "); gsub(/ /, "_", $1); print $1, f[17] }'
+    done
+  } >"$tmp/$name.out"
+}
+# nice_is NAME THREAD WANT: every thread called THREAD has nice value WANT.
+nice_is() {
+  local got
+  got=$(awk -v t="$2" '$1 == t { print $2 }' "$tmp/$1.out" | sort -u)
+  if [ "$got" = "$3" ]; then ok; else fail "$1: $2 at nice '${got//$'\n'/,}', want $3"; fi
+}
+server nice5 --nodes 1 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
+kc s9_run run busy --image=nginx
+await "busy bound" out_is s9_node node1 get pod busy -o jsonpath='{.spec.nodeName}'
+thread_nices s9_threads
+base=$(head -1 "$tmp/s9_threads.out" | cut -d' ' -f2)
+low=$((base + 5 > 19 ? 19 : base + 5))
+for t in kt-scheduler kt-sched-api kt-store-watch kt-taint-evict kt-kubelets kt-clock; do
+  nice_is s9_threads "$t" "$low"
+done
+for t in kt-http kt-sqlite-commi; do nice_is s9_threads "$t" "$base"; done
+
+server nice0 --nodes 1 --background-nice 0 "$nlc_off" --disable-admission-plugins=TaintNodesByCondition
+kc s9_run0 run busy --image=nginx
+await "busy bound at --background-nice 0" out_is s9_node0 node1 get pod busy -o jsonpath='{.spec.nodeName}'
+thread_nices s9_threads0
+for t in kt-scheduler kt-sched-api kt-store-watch kt-http kt-sqlite-commi; do
+  nice_is s9_threads0 "$t" "$base"
+done
+
+# Out of range: refused before anything starts, naming the flag.
+bin_run s9_bad serve --listen 127.0.0.1:0 --data-dir "$tmp/nice-bad" --background-nice 20
+check s9_bad rc 1 err "error: --background-nice: must be from 0 to 19, not 20"
+[ ! -e "$tmp/nice-bad" ] && ok || fail "s9_bad: the data directory was created"
 
 stop_server
 if [ "$srv_rc" = 0 ]; then ok; else fail "server $srv_n: exit status $srv_rc on SIGTERM"; fi

@@ -285,11 +285,11 @@ void Controller::Start() {
   pods_->Start();
   if (options_.manual) return;
   worker_ = std::thread([this] {
-    core::NameThisThread("kt-daemonset");
+    core::NameBackgroundThread("kt-daemonset");
     RunWorker(&queue_, false);
   });
   node_worker_ = std::thread([this] {
-    core::NameThisThread("kt-ds-nodes");
+    core::NameBackgroundThread("kt-ds-nodes");
     RunWorker(&node_queue_, true);
   });
 }

@@ -157,7 +157,7 @@ void Controller::Start() {
   leases_->Start();
   if (!options_.manual) {
     thread_ = std::thread([this] {
-      core::NameThisThread("kt-node-lifecyc");
+      core::NameBackgroundThread("kt-node-lifecyc");
       Run();
     });
   }

@@ -139,7 +139,7 @@ void Controller::Start() {
   pods_->Start();
   if (!options_.manual) {
     thread_ = std::thread([this] {
-      core::NameThisThread("kt-taint-evict");
+      core::NameBackgroundThread("kt-taint-evict");
       Run();
     });
   }

@@ -91,7 +91,7 @@ void MvccIndex::Start() {
   KT_STORE_CHECK(!started_);
   started_ = true;
   watch_thread_ = std::thread([this] {
-    core::NameThisThread("kt-store-watch");
+    core::NameBackgroundThread("kt-store-watch");
     WatchLoop();
   });
   watch_thread_id_ = watch_thread_.get_id();

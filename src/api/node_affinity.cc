@@ -193,6 +193,13 @@ bool ParsedNodeSelectorTerm::Match(const Node& node) const {
   return true;
 }
 
+bool ParsedNodeSelectorTerm::ReadsNameOrLabel(std::string_view label) const {
+  if (has_fields_) return true;
+  return std::any_of(labels_.begin(), labels_.end(), [&](const LabelRequirement& lr) {
+    return lr.requirement->key == label;
+  });
+}
+
 }  // namespace internal
 
 NodeSelectorMatcher::NodeSelectorMatcher(const NodeSelector& selector) {
@@ -208,6 +215,12 @@ NodeSelectorMatcher::NodeSelectorMatcher(const NodeSelector& selector) {
 bool NodeSelectorMatcher::Match(const Node& node) const {
   return std::any_of(terms_.begin(), terms_.end(),
                      [&](const internal::ParsedNodeSelectorTerm& t) { return t.Match(node); });
+}
+
+bool NodeSelectorMatcher::ReadsNameOrLabel(std::string_view label) const {
+  return std::any_of(terms_.begin(), terms_.end(), [&](const internal::ParsedNodeSelectorTerm& t) {
+    return t.ReadsNameOrLabel(label);
+  });
 }
 
 std::vector<std::string> NodeSelectorMatcher::Errors() const {
@@ -231,6 +244,11 @@ bool RequiredNodeAffinity::Match(const Node& node) const {
     }
   }
   return !affinity_ || affinity_->Match(node);
+}
+
+bool RequiredNodeAffinity::ReadsNameOrLabel(std::string_view label) const {
+  if (node_selector_ != nullptr && node_selector_->Has(label)) return true;
+  return affinity_ && affinity_->ReadsNameOrLabel(label);
 }
 
 bool PodMatchesNodeSelectorAndAffinityTerms(const Pod& pod, const Node& node) {

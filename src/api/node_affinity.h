@@ -32,6 +32,9 @@
 
 namespace kt::api {
 
+// The well-known label a node's hostname goes in (upstream v1.LabelHostname).
+inline constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";
+
 namespace internal {
 
 // One parsed NodeSelectorTerm (upstream nodeSelectorTerm).
@@ -43,6 +46,9 @@ class ParsedNodeSelectorTerm {
   bool Match(const Node& node) const;
   bool ok() const { return errors_.empty(); }
   const std::vector<std::string>& errors() const { return errors_; }
+  // Whether Match may read the node's name, or its label `label`. When not, two nodes whose
+  // labels differ only in `label` get the same answer.
+  bool ReadsNameOrLabel(std::string_view label) const;
 
  private:
   enum class Op : unsigned char { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
@@ -73,6 +79,8 @@ class NodeSelectorMatcher {
 
   // True when some term matches the node.
   bool Match(const Node& node) const;
+  // Whether Match may read the node's name, or its label `label` (see ParsedNodeSelectorTerm).
+  bool ReadsNameOrLabel(std::string_view label) const;
   // Parse errors of every term, "nodeSelectorTerms[2].matchExpressions[0].key: Invalid value:
   // ...". Empty when all terms are valid.
   std::vector<std::string> Errors() const;
@@ -87,6 +95,9 @@ class RequiredNodeAffinity {
   explicit RequiredNodeAffinity(const Pod& pod);
 
   bool Match(const Node& node) const;
+  // Whether Match may read the node's name, or its label `label`: when not, nodes whose labels
+  // differ only in `label` get the same answer.
+  bool ReadsNameOrLabel(std::string_view label) const;
 
  private:
   const StringMap* node_selector_ = nullptr;  // null when the pod has none

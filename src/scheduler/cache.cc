@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "api/node_affinity.h"
+
 namespace kt::scheduler {
 
 std::string Cache::ZoneKey(const api::Node& node) {
@@ -41,6 +43,24 @@ void Cache::ClassifyTaints(NodeInfo& info) {
   auto [it, inserted] =
       taint_sets_.emplace(std::move(key), static_cast<uint32_t>(taint_sets_.size() + 1));
   info.set_taint_set(it->second);
+}
+
+void Cache::ClassifyLabels(NodeInfo& info) {
+  const api::Node* node = info.node();
+  if (node == nullptr) {
+    info.set_label_set(0);
+    return;
+  }
+  std::vector<std::string> key;
+  key.reserve(node->meta.labels.size() * 2);
+  for (const auto& [label, value] : node->meta.labels) {
+    if (label == api::kLabelHostname) continue;
+    key.push_back(label);
+    key.push_back(value);
+  }
+  auto [it, inserted] =
+      label_sets_.emplace(std::move(key), static_cast<uint32_t>(label_sets_.size() + 1));
+  info.set_label_set(it->second);
 }
 
 void Cache::SlabDeleter::operator()(NodeInfo* slab) const {
@@ -85,6 +105,7 @@ void Cache::AddNode(const ObjectPtr& node) {
   NodeInfo& info = NodeForPods(name);
   info.SetNode(node);
   ClassifyTaints(info);
+  ClassifyLabels(info);
   std::string zone = ZoneKey(*n);
   if (auto listed = zone_of_.find(name); listed != zone_of_.end()) {
     if (listed->second == zone) return;

@@ -11,7 +11,9 @@
 // scheduling pass that stops early (percentageOfNodesToScore) still spreads over zones.
 //
 // Nodes whose taints are equal (key, value, effect; timeAdded aside) share a taint-set id
-// (NodeInfo::taint_set) so plugins can decide once per distinct taint list.
+// (NodeInfo::taint_set) so plugins can decide once per distinct taint list; nodes whose labels
+// differ only in kubernetes.io/hostname share a label-set id (NodeInfo::label_set) for the same
+// use. Ids are never reused, so each distinct list met stays recorded (a few hundred bytes).
 //
 // Thread safety: none; owned and used by one thread (the scheduler's, or a check run's).
 #pragma once
@@ -80,6 +82,7 @@ class Cache : public NodeLister {
   // Drops a deleted node's NodeInfo once no pod is accounted to it.
   void DropIfGhost(NodeInfo* info);
   void ClassifyTaints(NodeInfo& info);
+  void ClassifyLabels(NodeInfo& info);
   void RebuildList() const;
   static std::string ZoneKey(const api::Node& node);
 
@@ -111,6 +114,8 @@ class Cache : public NodeLister {
 
   // Distinct taint lists (key, value, effect) → id from 1.
   std::map<std::vector<std::string>, uint32_t> taint_sets_;
+  // Distinct label lists (key, value), kubernetes.io/hostname left out → id from 1.
+  std::map<std::vector<std::string>, uint32_t> label_sets_;
 };
 
 }  // namespace kt::scheduler

@@ -149,6 +149,12 @@ class NodeInfo {
   uint32_t taint_set() const { return taint_set_; }
   void set_taint_set(uint32_t id) { taint_set_ = id; }
 
+  // Index (from 1) of the node's labels, `kubernetes.io/hostname` aside, among the distinct label
+  // lists the cache has seen: nodes that differ only in their hostname label share an index, so
+  // a plugin whose verdict reads other labels only can decide once per index. 0: not classified.
+  uint32_t label_set() const { return label_set_; }
+  void set_label_set(uint32_t id) { label_set_ = id; }
+
  private:
   void Touch();
   // A pod's requests and host ports added to the node's totals, or taken off.
@@ -158,6 +164,7 @@ class NodeInfo {
   // What every filter and score of a cycle reads comes first, in the first three cache lines
   // (see Prefetch); the rest is read only on failures, binds and events.
   uint32_t taint_set_ = 0;
+  uint32_t label_set_ = 0;
   uint64_t name_hash_ = 0;
   bool unschedulable_ = false;
   bool has_taints_ = false;

@@ -1,7 +1,10 @@
 #include "scheduler/plugins/nodeaffinity/node_affinity.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "api/node_affinity.h"
 #include "scheduler/plugins/helper/normalize_score.h"
@@ -63,11 +66,28 @@ class NodeAffinity : public PreFilterPlugin,
       return *s;
     }
     if (prepared_cycle_ != handle_->SchedulingCycle() || prepared_pod_ != &pod) Prepare(pod);
-    if (!required_->Match(*n)) {
+    if (!RequiredMatch(node)) {
       static const Status* s = new Status(Status::Unresolvable(std::string(kErrReasonPod)));
       return *s;
     }
     return Status();
+  }
+
+  // The nodes' label sets looked up in the cycle's verdicts, where the pod's requirements allow.
+  bool FilterBatch(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
+                   std::span<uint8_t> rejected) override {
+    if (nodes.empty()) return true;
+    if (prepared_cycle_ != handle_->SchedulingCycle() || prepared_pod_ != &pod) Prepare(pod);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (rejected[i]) continue;
+      const NodeInfo& node = *nodes[i];
+      const api::Node* n = node.node();
+      if (n == nullptr || (added_selector_ && !added_selector_->Match(*n)) ||
+          !RequiredMatch(node)) {
+        rejected[i] = 1;
+      }
+    }
+    return true;
   }
 
   Status PreScore(const PodInfo& pod, std::span<const NodeInfo* const>) override {
@@ -134,6 +154,29 @@ class NodeAffinity : public PreFilterPlugin,
     required_.emplace(pod.pod());
     prepared_pod_ = &pod;
     prepared_cycle_ = handle_->SchedulingCycle();
+    // Nodes that differ only in their hostname label share a label set (Cache::ClassifyLabels):
+    // when the requirements read neither that label nor the node's name, one verdict per label
+    // set answers for all of them.
+    by_label_set_ = !required_->ReadsNameOrLabel(api::kLabelHostname);
+    ++epoch_;
+  }
+
+  // The pod's nodeSelector and required terms against the node (Prepare has run for the pod).
+  bool RequiredMatch(const NodeInfo& node) {
+    const uint32_t set = node.label_set();
+    if (!by_label_set_ || set == 0) return required_->Match(*node.node());
+    if (set < verdicts_.size() && verdicts_[set].epoch == epoch_) [[likely]] {
+      return verdicts_[set].match;
+    }
+    return Decide(node);
+  }
+
+  [[gnu::noinline]] bool Decide(const NodeInfo& node) {
+    const bool match = required_->Match(*node.node());
+    const uint32_t set = node.label_set();
+    if (set >= verdicts_.size()) verdicts_.resize(set + 1);
+    verdicts_[set] = Verdict{epoch_, match};
+    return match;
   }
 
   const NodeAffinityArgs args_;
@@ -143,6 +186,14 @@ class NodeAffinity : public PreFilterPlugin,
   std::optional<api::RequiredNodeAffinity> required_;
   const PodInfo* prepared_pod_ = nullptr;
   uint64_t prepared_cycle_ = 0;
+  // Verdicts of required_ by label set, valid for epoch_ (one epoch per Prepare).
+  struct Verdict {
+    uint64_t epoch = 0;
+    bool match = false;
+  };
+  bool by_label_set_ = false;
+  uint64_t epoch_ = 0;
+  std::vector<Verdict> verdicts_;
   const PodInfo* score_pod_ = nullptr;
   uint64_t score_cycle_ = 0;
   std::optional<api::PreferredSchedulingTerms> preferred_;

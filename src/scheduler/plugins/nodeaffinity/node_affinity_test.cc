@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/node_affinity.h"
 #include "scheduler/testing/fakes.h"
 
 namespace kt::scheduler {
@@ -323,6 +324,94 @@ TEST(NodeAffinityFilterTest, AddedAffinityNeverFeedsThePreFilterResult) {
   NodeInfo node2(MakeNode("node2", "{}"));
   EXPECT_EQ(p.filter->Filter(*pod, node1).Message(), kErrEnforced);
   EXPECT_TRUE(p.filter->Filter(*pod, node2).IsSuccess());
+}
+
+// Nodes that differ only in their hostname label share a label set, and the plugin decides once
+// per label set when the pod's requirements read neither that label nor the node's name. Over
+// nodes sharing label sets and pods of every kind of requirement (hostname ones, matchFields,
+// Gt/Lt, NotIn, invalid terms), Filter and FilterBatch agree with matching each node alone.
+TEST(NodeAffinityFilterTest, LabelSetVerdictsAgreeWithMatchingEachNode) {
+  FakeHandle h;
+  NA p = NewNodeAffinityPlugin(&h);
+  std::vector<const NodeInfo*> nodes;
+  for (int i = 0; i < 24; ++i) {
+    const std::string name = "node" + std::to_string(i);
+    std::string labels = R"({"kubernetes.io/hostname":")" + name +
+                         R"(","topology.kubernetes.io/zone":"zone-)" + std::to_string(i % 3) +
+                         R"(","gen":")" + std::to_string(i % 2 ? 4 : 7) + R"(")";
+    if (i % 4 == 0) labels += R"(,"gpu":"yes")";
+    labels += "}";
+    h.cache.AddNode(MakeNode(name, labels));
+    nodes.push_back(h.cache.Get(name));
+  }
+  // A node outside the cache (not classified) is matched alone.
+  NodeInfo outside(MakeNode("outside", R"({"topology.kubernetes.io/zone":"zone-0"})"));
+  nodes.push_back(&outside);
+  EXPECT_EQ(nodes[0]->label_set(), nodes[12]->label_set());  // same zone, gen and gpu
+  EXPECT_NE(nodes[0]->label_set(), nodes[1]->label_set());
+  EXPECT_NE(nodes[0]->label_set(), 0u);
+  EXPECT_EQ(outside.label_set(), 0u);
+
+  auto expr = [](const std::string& key, const std::string& op, const std::string& values) {
+    return R"({"key":")" + key + R"(","operator":")" + op + R"(")" +
+           (values.empty() ? "" : R"(,"values":)" + values) + "}";
+  };
+  const std::vector<std::string> specs = {
+      R"("nodeSelector":{"topology.kubernetes.io/zone":"zone-1"})",
+      R"("nodeSelector":{"kubernetes.io/hostname":"node5"})",
+      R"("nodeSelector":{"gpu":"yes","topology.kubernetes.io/zone":"zone-0"})",
+      Required(R"([{"matchExpressions":[)" +
+               expr("topology.kubernetes.io/zone", "In", R"(["zone-0","zone-2"])") + "]}]"),
+      Required(R"([{"matchExpressions":[)" + expr("gen", "Gt", R"(["5"])") + "]}]"),
+      Required(R"([{"matchExpressions":[)" + expr("gpu", "DoesNotExist", "") + "]},"
+               R"({"matchExpressions":[)" + expr("gen", "Lt", R"(["5"])") + "]}]"),
+      Required(R"([{"matchExpressions":[)" +
+               expr("kubernetes.io/hostname", "NotIn", R"(["node1","node2"])") + "]}]"),
+      Required(R"([{"matchExpressions":[)" + expr("kubernetes.io/hostname", "Exists", "") +
+               "," + expr("gpu", "Exists", "") + "]}]"),
+      Required(R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["node3"]}]},)"
+               R"({"matchExpressions":[)" + expr("gpu", "In", R"(["yes"])") + "]}]"),
+      Required(R"([{"matchExpressions":[)" + expr("gen", "Gt", R"(["x"])") + "]}]"),
+      R"("nodeSelector":{"topology.kubernetes.io/zone":"zone-2"},)" +
+          Required(R"([{"matchExpressions":[)" + expr("gpu", "NotIn", R"(["yes"])") + "]}]"),
+  };
+  int admitted = 0;
+  int rejections = 0;
+  for (size_t s = 0; s < specs.size(); ++s) {
+    SCOPED_TRACE(specs[s]);
+    ++h.cycle;
+    ObjectPtr object = MakePod(specs[s]);
+    PodInfoPtr pod = NewPodInfo(object);
+    PreFilterResult result;
+    ASSERT_FALSE(p.pre_filter->PreFilter(*pod, &result).IsSkip());
+    const api::RequiredNodeAffinity required(pod->pod());
+    std::vector<uint8_t> rejected(nodes.size(), 0);
+    ASSERT_TRUE(p.filter->FilterBatch(*pod, nodes, rejected));
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const bool want = required.Match(*nodes[i]->node());
+      EXPECT_EQ(rejected[i] == 0, want) << nodes[i]->name();
+      EXPECT_EQ(p.filter->Filter(*pod, *nodes[i]).IsSuccess(), want) << nodes[i]->name();
+      (want ? admitted : rejections) += 1;
+    }
+  }
+  // Both answers occur: the table does not pass by admitting (or rejecting) everything.
+  EXPECT_GT(admitted, 40);
+  EXPECT_GT(rejections, 40);
+}
+
+// A batch leaves nodes another filter already rejected alone, and rejects what Filter would.
+TEST(NodeAffinityFilterTest, FilterBatchKeepsEarlierRejections) {
+  FakeHandle h;
+  NA p = NewNodeAffinityPlugin(&h);
+  h.cache.AddNode(MakeNode("a", R"({"kubernetes.io/hostname":"a","foo":"bar"})"));
+  h.cache.AddNode(MakeNode("b", R"({"kubernetes.io/hostname":"b","foo":"baz"})"));
+  h.cache.AddNode(MakeNode("c", R"({"kubernetes.io/hostname":"c","foo":"bar"})"));
+  std::vector<const NodeInfo*> nodes = {h.cache.Get("a"), h.cache.Get("b"), h.cache.Get("c")};
+  EXPECT_TRUE(p.filter->FilterBatch(PodInfo(), {}, {}));  // the framework's question
+  PodInfoPtr pod = NewPodInfo(MakePod(R"("nodeSelector":{"foo":"bar"})"));
+  std::vector<uint8_t> rejected = {0, 0, 1};
+  p.filter->FilterBatch(*pod, nodes, rejected);
+  EXPECT_EQ(rejected, (std::vector<uint8_t>{0, 1, 1}));
 }
 
 // --- Score -------------------------------------------------------------------------------------

@@ -195,9 +195,8 @@ bool ParsedNodeSelectorTerm::Match(const Node& node) const {
 
 bool ParsedNodeSelectorTerm::ReadsNameOrLabel(std::string_view label) const {
   if (has_fields_) return true;
-  return std::any_of(labels_.begin(), labels_.end(), [&](const LabelRequirement& lr) {
-    return lr.requirement->key == label;
-  });
+  return std::any_of(labels_.begin(), labels_.end(),
+                     [&](const LabelRequirement& lr) { return lr.requirement->key == label; });
 }
 
 }  // namespace internal

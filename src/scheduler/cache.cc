@@ -103,9 +103,12 @@ void Cache::AddNode(const ObjectPtr& node) {
   if (n == nullptr) return;
   const std::string& name = n->meta.name;
   NodeInfo& info = NodeForPods(name);
+  // A node update (a heartbeat's status, most often) rarely changes the labels: their set stands.
+  const api::Node* before = info.node();
+  const bool same_labels = before != nullptr && before->meta.labels == n->meta.labels;
   info.SetNode(node);
   ClassifyTaints(info);
-  ClassifyLabels(info);
+  if (!same_labels) ClassifyLabels(info);
   std::string zone = ZoneKey(*n);
   if (auto listed = zone_of_.find(name); listed != zone_of_.end()) {
     if (listed->second == zone) return;

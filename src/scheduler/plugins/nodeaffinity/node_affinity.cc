@@ -65,7 +65,7 @@ class NodeAffinity : public PreFilterPlugin,
       static const Status* s = new Status(Status::Unresolvable(std::string(kErrReasonEnforced)));
       return *s;
     }
-    if (prepared_cycle_ != handle_->SchedulingCycle() || prepared_pod_ != &pod) Prepare(pod);
+    PrepareFor(pod);
     if (!RequiredMatch(node)) {
       static const Status* s = new Status(Status::Unresolvable(std::string(kErrReasonPod)));
       return *s;
@@ -77,7 +77,7 @@ class NodeAffinity : public PreFilterPlugin,
   bool FilterBatch(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                    std::span<uint8_t> rejected) override {
     if (nodes.empty()) return true;
-    if (prepared_cycle_ != handle_->SchedulingCycle() || prepared_pod_ != &pod) Prepare(pod);
+    PrepareFor(pod);
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (rejected[i]) continue;
       const NodeInfo& node = *nodes[i];
@@ -150,6 +150,11 @@ class NodeAffinity : public PreFilterPlugin,
   }
 
  private:
+  // Prepare, unless it already ran for this pod in this cycle (Filter without PreFilter).
+  void PrepareFor(const PodInfo& pod) {
+    if (prepared_cycle_ != handle_->SchedulingCycle() || prepared_pod_ != &pod) Prepare(pod);
+  }
+
   void Prepare(const PodInfo& pod) {
     required_.emplace(pod.pod());
     prepared_pod_ = &pod;

@@ -363,14 +363,17 @@ TEST(NodeAffinityFilterTest, LabelSetVerdictsAgreeWithMatchingEachNode) {
       Required(R"([{"matchExpressions":[)" +
                expr("topology.kubernetes.io/zone", "In", R"(["zone-0","zone-2"])") + "]}]"),
       Required(R"([{"matchExpressions":[)" + expr("gen", "Gt", R"(["5"])") + "]}]"),
-      Required(R"([{"matchExpressions":[)" + expr("gpu", "DoesNotExist", "") + "]},"
-               R"({"matchExpressions":[)" + expr("gen", "Lt", R"(["5"])") + "]}]"),
+      Required(R"([{"matchExpressions":[)" + expr("gpu", "DoesNotExist", "") +
+               "]},"
+               R"({"matchExpressions":[)" +
+               expr("gen", "Lt", R"(["5"])") + "]}]"),
       Required(R"([{"matchExpressions":[)" +
                expr("kubernetes.io/hostname", "NotIn", R"(["node1","node2"])") + "]}]"),
-      Required(R"([{"matchExpressions":[)" + expr("kubernetes.io/hostname", "Exists", "") +
-               "," + expr("gpu", "Exists", "") + "]}]"),
+      Required(R"([{"matchExpressions":[)" + expr("kubernetes.io/hostname", "Exists", "") + "," +
+               expr("gpu", "Exists", "") + "]}]"),
       Required(R"([{"matchFields":[{"key":"metadata.name","operator":"In","values":["node3"]}]},)"
-               R"({"matchExpressions":[)" + expr("gpu", "In", R"(["yes"])") + "]}]"),
+               R"({"matchExpressions":[)" +
+               expr("gpu", "In", R"(["yes"])") + "]}]"),
       Required(R"([{"matchExpressions":[)" + expr("gen", "Gt", R"(["x"])") + "]}]"),
       R"("nodeSelector":{"topology.kubernetes.io/zone":"zone-2"},)" +
           Required(R"([{"matchExpressions":[)" + expr("gpu", "NotIn", R"(["yes"])") + "]}]"),
@@ -412,6 +415,27 @@ TEST(NodeAffinityFilterTest, FilterBatchKeepsEarlierRejections) {
   std::vector<uint8_t> rejected = {0, 0, 1};
   p.filter->FilterBatch(*pod, nodes, rejected);
   EXPECT_EQ(rejected, (std::vector<uint8_t>{0, 1, 1}));
+}
+
+// A node update keeps its label set while the labels stay, and moves it when they change.
+TEST(NodeAffinityFilterTest, NodeUpdatesFollowTheirLabels) {
+  FakeHandle h;
+  NA p = NewNodeAffinityPlugin(&h);
+  h.cache.AddNode(MakeNode("a", R"({"kubernetes.io/hostname":"a","foo":"bar"})"));
+  h.cache.AddNode(MakeNode("b", R"({"kubernetes.io/hostname":"b","foo":"baz"})"));
+  const NodeInfo* a = h.cache.Get("a");
+  const NodeInfo* b = h.cache.Get("b");
+  const uint32_t baz = b->label_set();
+  EXPECT_NE(a->label_set(), baz);
+  h.cache.AddNode(MakeNode("b", R"({"kubernetes.io/hostname":"b","foo":"baz"})"));
+  EXPECT_EQ(b->label_set(), baz);
+  h.cache.AddNode(MakeNode("b", R"({"kubernetes.io/hostname":"b","foo":"bar"})"));
+  EXPECT_EQ(b->label_set(), a->label_set());
+  PodInfoPtr pod = NewPodInfo(MakePod(R"("nodeSelector":{"foo":"bar"})"));
+  std::vector<const NodeInfo*> nodes = {a, b};
+  std::vector<uint8_t> rejected(nodes.size(), 0);
+  p.filter->FilterBatch(*pod, nodes, rejected);
+  EXPECT_EQ(rejected, (std::vector<uint8_t>{0, 0}));
 }
 
 // --- Score -------------------------------------------------------------------------------------

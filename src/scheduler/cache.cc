@@ -27,40 +27,58 @@ std::string Cache::ZoneKey(const api::Node& node) {
   return key;
 }
 
+namespace {
+
+// Equal for the taint sets: key, value and effect in order, timeAdded aside.
+bool SameTaints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Taint& x, const Taint& y) {
+    return x.key == y.key && x.value == y.value && x.effect == y.effect;
+  });
+}
+
+}  // namespace
+
 void Cache::ClassifyTaints(NodeInfo& info) {
   const api::Node* node = info.node();
+  const uint32_t before = info.taint_set();
   if (node == nullptr || node->spec.taints.empty()) {
     info.set_taint_set(0);
-    return;
+  } else {
+    std::vector<std::string> key;
+    key.reserve(node->spec.taints.size() * 3);
+    for (const Taint& t : node->spec.taints) {
+      key.push_back(t.key);
+      key.push_back(t.value);
+      key.push_back(t.effect);
+    }
+    info.set_taint_set(taint_sets_.Acquire(std::move(key)));
   }
-  std::vector<std::string> key;
-  key.reserve(node->spec.taints.size() * 3);
-  for (const Taint& t : node->spec.taints) {
-    key.push_back(t.key);
-    key.push_back(t.value);
-    key.push_back(t.effect);
-  }
-  auto [it, inserted] =
-      taint_sets_.emplace(std::move(key), static_cast<uint32_t>(taint_sets_.size() + 1));
-  info.set_taint_set(it->second);
+  taint_sets_.Release(before);  // after the Acquire: a list the node keeps keeps its id
 }
 
 void Cache::ClassifyLabels(NodeInfo& info) {
   const api::Node* node = info.node();
+  const uint32_t before = info.label_set();
   if (node == nullptr) {
     info.set_label_set(0);
-    return;
+  } else {
+    std::vector<std::string> key;
+    key.reserve(node->meta.labels.size() * 2);
+    for (const auto& [label, value] : node->meta.labels) {
+      if (label == api::kLabelHostname) continue;
+      key.push_back(label);
+      key.push_back(value);
+    }
+    info.set_label_set(label_sets_.Acquire(std::move(key)));
   }
-  std::vector<std::string> key;
-  key.reserve(node->meta.labels.size() * 2);
-  for (const auto& [label, value] : node->meta.labels) {
-    if (label == api::kLabelHostname) continue;
-    key.push_back(label);
-    key.push_back(value);
-  }
-  auto [it, inserted] =
-      label_sets_.emplace(std::move(key), static_cast<uint32_t>(label_sets_.size() + 1));
-  info.set_label_set(it->second);
+  label_sets_.Release(before);
+}
+
+void Cache::ReleaseSets(NodeInfo& info) {
+  taint_sets_.Release(info.taint_set());
+  label_sets_.Release(info.label_set());
+  info.set_taint_set(0);
+  info.set_label_set(0);
 }
 
 void Cache::SlabDeleter::operator()(NodeInfo* slab) const {
@@ -103,11 +121,13 @@ void Cache::AddNode(const ObjectPtr& node) {
   if (n == nullptr) return;
   const std::string& name = n->meta.name;
   NodeInfo& info = NodeForPods(name);
-  // A node update (a heartbeat's status, most often) rarely changes the labels: their set stands.
+  // A node update (a heartbeat's status, most often) rarely changes the taints or the labels:
+  // their sets stand.
   const api::Node* before = info.node();
+  const bool same_taints = before != nullptr && SameTaints(before->spec.taints, n->spec.taints);
   const bool same_labels = before != nullptr && before->meta.labels == n->meta.labels;
   info.SetNode(node);
-  ClassifyTaints(info);
+  if (!same_taints) ClassifyTaints(info);
   if (!same_labels) ClassifyLabels(info);
   std::string zone = ZoneKey(*n);
   if (auto listed = zone_of_.find(name); listed != zone_of_.end()) {
@@ -142,6 +162,7 @@ void Cache::RemoveNode(const std::string& name) {
   Unlist(name);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
+  ReleaseSets(*it->second);
   if (it->second->pods().empty()) {
     FreeNodeInfo(it->second);
     nodes_.erase(it);

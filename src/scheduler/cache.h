@@ -13,7 +13,8 @@
 // Nodes whose taints are equal (key, value, effect; timeAdded aside) share a taint-set id
 // (NodeInfo::taint_set) so plugins can decide once per distinct taint list; nodes whose labels
 // differ only in kubernetes.io/hostname share a label-set id (NodeInfo::label_set) for the same
-// use. Ids are never reused, so each distinct list met stays recorded (a few hundred bytes).
+// use. A node holds its two ids while it is listed: an id goes with the last node that has its
+// list, and its slot is reused under a new id (SetIds).
 //
 // Thread safety: none; owned and used by one thread (the scheduler's, or a check run's).
 #pragma once
@@ -28,6 +29,7 @@
 #include "core/status.h"
 #include "scheduler/framework/interface.h"
 #include "scheduler/framework/types.h"
+#include "scheduler/set_ids.h"
 
 namespace kt::scheduler {
 
@@ -68,6 +70,10 @@ class Cache : public NodeLister {
   std::string NodeOfPod(const std::string& uid) const;
   size_t NumPods() const { return pods_.size(); }
 
+  // Distinct taint lists and label lists held by the nodes now.
+  size_t NumTaintSets() const { return taint_sets_.size(); }
+  size_t NumLabelSets() const { return label_sets_.size(); }
+
  private:
   struct PodState {
     PodInfoPtr pod;
@@ -83,6 +89,8 @@ class Cache : public NodeLister {
   void DropIfGhost(NodeInfo* info);
   void ClassifyTaints(NodeInfo& info);
   void ClassifyLabels(NodeInfo& info);
+  // The node gives up its taint-set and label-set ids (it is deleted, or becomes a ghost).
+  void ReleaseSets(NodeInfo& info);
   void RebuildList() const;
   static std::string ZoneKey(const api::Node& node);
 
@@ -112,10 +120,10 @@ class Cache : public NodeLister {
 
   std::unordered_map<api::UidKey, PodState, api::UidKeyHash> pods_;
 
-  // Distinct taint lists (key, value, effect) → id from 1.
-  std::map<std::vector<std::string>, uint32_t> taint_sets_;
-  // Distinct label lists (key, value), kubernetes.io/hostname left out → id from 1.
-  std::map<std::vector<std::string>, uint32_t> label_sets_;
+  // Distinct taint lists (key, value, effect), and label lists (key, value) with
+  // kubernetes.io/hostname left out, held by the listed nodes.
+  SetIds taint_sets_;
+  SetIds label_sets_;
 };
 
 }  // namespace kt::scheduler

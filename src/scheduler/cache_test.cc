@@ -101,6 +101,67 @@ TEST_F(CacheTest, ABoundPodOfADeletedNodeKeepsItsGhostUntilItGoes) {
   EXPECT_EQ(NodeNamed("a").requested().milli_cpu, 0);
 }
 
+// Each node's taints and labels are its own (a cluster autoscaler's timestamped taint, an
+// instance id label): the sets go with the nodes, whatever the churn.
+TEST(CacheSetsTest, NodeChurnLeavesNoTaintOrLabelSetBehind) {
+  Cache cache;
+  auto node = [](int i, std::string_view stamp) {
+    const std::string n = std::to_string(i);
+    return ReadyNode(
+        "node-" + n, "4", "16Gi", "110",
+        R"({"taints":[{"key":"ToBeDeletedByClusterAutoscaler","value":")" + std::string(stamp) +
+            R"(","effect":"NoSchedule"}]})",
+        R"({"kubernetes.io/hostname":"node-)" + n + R"(","instance-id":"i-)" + n + R"("})");
+  };
+  cache.AddNode(ReadyNode("stays"));
+  for (int i = 0; i < 10000; ++i) {
+    cache.AddNode(node(i, std::to_string(1700000000 + i)));
+    if (i % 2 == 0) cache.AddPod(PodOn("node-" + std::to_string(i), 100, 1, "p"));
+    cache.RemoveNode("node-" + std::to_string(i));
+    if (i % 2 == 0) cache.RemovePod(PodOn("", 100, 1, "p")->uid());  // drops the ghost
+    ASSERT_EQ(cache.NumTaintSets(), 0u) << i;
+    ASSERT_EQ(cache.NumLabelSets(), 1u) << i;  // the node that stays
+  }
+  EXPECT_EQ(cache.NumNodes(), 1u);
+  EXPECT_EQ(cache.NumPods(), 0u);
+}
+
+TEST(CacheSetsTest, AnUpdateKeepsItsSetsWhileTaintsAndLabelsStay) {
+  Cache cache;
+  auto node = [](std::string_view taints, std::string_view labels) {
+    return ReadyNode("n", "4", "16Gi", "110", R"({"taints":)" + std::string(taints) + "}", labels);
+  };
+  const char* tainted = R"([{"key":"k","value":"v","effect":"NoSchedule"}])";
+  cache.AddNode(node(tainted, R"({"zone":"a"})"));
+  const NodeInfo& info = *cache.Get("n");
+  const uint32_t taints = info.taint_set();
+  const uint32_t labels = info.label_set();
+  ASSERT_NE(taints, 0u);
+  // timeAdded does not count (the taint eviction controller's NoExecute taints carry one).
+  cache.AddNode(node(R"([{"key":"k","value":"v","effect":"NoSchedule",)"
+                     R"("timeAdded":"2026-11-30T00:00:00Z"}])",
+                     R"({"zone":"a"})"));
+  EXPECT_EQ(info.taint_set(), taints);
+  EXPECT_EQ(info.label_set(), labels);
+  EXPECT_EQ(cache.NumTaintSets(), 1u);
+  cache.AddNode(node("[]", R"({"zone":"b"})"));
+  EXPECT_EQ(info.taint_set(), 0u);
+  EXPECT_NE(info.label_set(), labels);
+  EXPECT_EQ(cache.NumTaintSets(), 0u);
+  EXPECT_EQ(cache.NumLabelSets(), 1u);
+  // Two nodes share a set; the set stays while either has it.
+  cache.AddNode(node(tainted, R"({"zone":"a"})"));
+  cache.AddNode(ReadyNode("m", "4", "16Gi", "110", R"({"taints":)" + std::string(tainted) + "}",
+                          R"({"zone":"a"})"));
+  EXPECT_EQ(cache.Get("m")->taint_set(), info.taint_set());
+  cache.RemoveNode("n");
+  EXPECT_EQ(cache.NumTaintSets(), 1u);
+  EXPECT_EQ(cache.NumLabelSets(), 1u);
+  cache.RemoveNode("m");
+  EXPECT_EQ(cache.NumTaintSets(), 0u);
+  EXPECT_EQ(cache.NumLabelSets(), 0u);
+}
+
 TEST(NodeInfoTest, PodsAreReplacedAndRemovedByAddressOnly) {
   NodeInfo node;
   PodInfoPtr first = PodOn("n", 100);

@@ -143,15 +143,17 @@ class NodeInfo {
     memo_[slot] = ScoreMemo{owner, generation_, a, b, score};
   }
 
-  // Index (from 1) of the node's taint list among the distinct taint lists the cache has seen:
-  // nodes with equal taints (timeAdded aside) share an index, so a plugin can decide once per
-  // taint list. 0: not classified (a node outside the cache).
+  // Id of the node's taint list among the distinct taint lists the cache's nodes have: nodes
+  // with equal taints (timeAdded aside) share an id, so a plugin can decide once per taint list.
+  // A table by set is indexed by SetSlot(id) and checks the whole id (scheduler/set_ids.h).
+  // 0: not classified (a node outside the cache).
   uint32_t taint_set() const { return taint_set_; }
   void set_taint_set(uint32_t id) { taint_set_ = id; }
 
-  // Index (from 1) of the node's labels, `kubernetes.io/hostname` aside, among the distinct label
-  // lists the cache has seen: nodes that differ only in their hostname label share an index, so
-  // a plugin whose verdict reads other labels only can decide once per index. 0: not classified.
+  // Id of the node's labels, `kubernetes.io/hostname` aside, among the distinct label lists the
+  // cache's nodes have: nodes that differ only in their hostname label share an id, so a plugin
+  // whose verdict reads other labels only can decide once per id, as for taint_set. 0: not
+  // classified.
   uint32_t label_set() const { return label_set_; }
   void set_label_set(uint32_t id) { label_set_ = id; }
 

@@ -8,6 +8,7 @@
 
 #include "api/node_affinity.h"
 #include "scheduler/plugins/helper/normalize_score.h"
+#include "scheduler/set_ids.h"
 
 namespace kt::scheduler {
 
@@ -169,9 +170,13 @@ class NodeAffinity : public PreFilterPlugin,
   // The pod's nodeSelector and required terms against the node (Prepare has run for the pod).
   bool RequiredMatch(const NodeInfo& node) {
     const uint32_t set = node.label_set();
-    if (!by_label_set_ || set == 0) return required_->Match(*node.node());
-    if (set < verdicts_.size() && verdicts_[set].epoch == epoch_) [[likely]] {
-      return verdicts_[set].match;
+    const uint32_t slot = SetSlot(set);
+    if (!by_label_set_ || slot == 0) return required_->Match(*node.node());
+    // An epoch lasts one cycle, during which no slot changes its set; the whole id is checked
+    // all the same, so that a verdict never outlives its set.
+    if (slot < verdicts_.size() && verdicts_[slot].epoch == epoch_ && verdicts_[slot].set == set)
+        [[likely]] {
+      return verdicts_[slot].match;
     }
     return Decide(node);
   }
@@ -179,8 +184,9 @@ class NodeAffinity : public PreFilterPlugin,
   [[gnu::noinline]] bool Decide(const NodeInfo& node) {
     const bool match = required_->Match(*node.node());
     const uint32_t set = node.label_set();
-    if (set >= verdicts_.size()) verdicts_.resize(set + 1);
-    verdicts_[set] = Verdict{epoch_, match};
+    const uint32_t slot = SetSlot(set);
+    if (slot >= verdicts_.size()) verdicts_.resize(slot + 1);
+    verdicts_[slot] = Verdict{epoch_, set, match};
     return match;
   }
 
@@ -191,9 +197,11 @@ class NodeAffinity : public PreFilterPlugin,
   std::optional<api::RequiredNodeAffinity> required_;
   const PodInfo* prepared_pod_ = nullptr;
   uint64_t prepared_cycle_ = 0;
-  // Verdicts of required_ by label set, valid for epoch_ (one epoch per Prepare).
+  // Verdicts of required_ by label set's slot, valid for epoch_ (one epoch per Prepare) and that
+  // set.
   struct Verdict {
     uint64_t epoch = 0;
+    uint32_t set = 0;
     bool match = false;
   };
   bool by_label_set_ = false;

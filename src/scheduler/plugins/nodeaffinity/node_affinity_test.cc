@@ -615,5 +615,26 @@ TEST(NodeAffinityHintsTest, IsSchedulableAfterNodeChange) {
   }
 }
 
+// A deleted node's label set goes and another node's labels take its slot under a new id: the
+// verdict kept by slot does not answer for them.
+TEST(NodeAffinityFilterTest, ARecycledLabelSetSlotIsNotTakenForItsFormerSet) {
+  FakeHandle h;
+  NA p = NewNodeAffinityPlugin(&h);
+  PodInfoPtr pod = NewPodInfo(MakePod(R"("nodeSelector":{"foo":"bar"})"));
+  h.cache.AddNode(MakeNode("a", R"({"kubernetes.io/hostname":"a","foo":"bar"})"));
+  const uint32_t old_set = h.cache.Get("a")->label_set();
+  EXPECT_TRUE(p.filter->Filter(*pod, *h.cache.Get("a")).IsSuccess());
+  h.cache.RemoveNode("a");
+  h.cache.AddNode(MakeNode("b", R"({"kubernetes.io/hostname":"b","foo":"baz"})"));
+  const NodeInfo& b = *h.cache.Get("b");
+  ASSERT_EQ(SetSlot(b.label_set()), SetSlot(old_set));
+  ASSERT_NE(b.label_set(), old_set);
+  EXPECT_FALSE(p.filter->Filter(*pod, b).IsSuccess());
+  std::vector<const NodeInfo*> nodes = {&b};
+  std::vector<uint8_t> rejected(1, 0);
+  p.filter->FilterBatch(*pod, nodes, rejected);
+  EXPECT_EQ(rejected[0], 1);
+}
+
 }  // namespace
 }  // namespace kt::scheduler

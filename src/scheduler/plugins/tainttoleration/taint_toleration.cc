@@ -2,10 +2,12 @@
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/taint.h"
 #include "scheduler/plugins/helper/normalize_score.h"
+#include "scheduler/set_ids.h"
 
 namespace kt::scheduler {
 
@@ -125,8 +127,13 @@ class TaintToleration final : public FilterPlugin,
   // decided once per distinct taint and epoch.
   bool Tolerated(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
     const uint32_t set = node.taint_set();
-    if (set < verdicts_.size() && verdicts_[set].epoch == epoch) [[likely]] {
-      return verdicts_[set].tolerated;
+    const uint32_t slot = SetSlot(set);
+    // The whole id is checked: an epoch can outlast a cycle, and a slot's set can change between
+    // cycles (Cache::ClassifyTaints). Slot 0, a node the cache has not classified, is never
+    // recorded.
+    if (slot < verdicts_.size() && verdicts_[slot].epoch == epoch && verdicts_[slot].set == set)
+        [[likely]] {
+      return verdicts_[slot].tolerated;
     }
     return Decide(pod, node, epoch);
   }
@@ -147,46 +154,86 @@ class TaintToleration final : public FilterPlugin,
         break;
       }
     }
-    if (set >= verdicts_.size()) verdicts_.resize(set + 1);
-    verdicts_[set] = Verdict{epoch, tolerated};
+    const uint32_t slot = SetSlot(set);
+    if (slot >= verdicts_.size()) verdicts_.resize(slot + 1);
+    verdicts_[slot] = Verdict{epoch, set, tolerated};
     return tolerated;
   }
 
   // A taint set's taints by id (each distinct key, value and effect once): its NoSchedule and
   // NoExecute ones, and its PreferNoSchedule ones, in the node's order.
   struct CompiledSet {
-    bool compiled = false;
+    uint32_t set = 0;  // the taint set compiled; 0: none
     std::vector<uint32_t> no_schedule_or_execute;
     std::vector<uint32_t> prefer;
   };
 
   // The node's taint set, compiled the first time it is met; null for a node the cache has not
-  // classified. A taint set's index always stands for the same taints (Cache::ClassifyTaints),
-  // so the compiled form is kept.
+  // classified. Kept by the set's slot while that slot holds the same set; when the cache has
+  // given the slot to another set, the compiled form is made again, and the distinct taints no
+  // compiled set uses any more are forgotten.
   const CompiledSet* Compiled(const NodeInfo& node) {
     const uint32_t set = node.taint_set();
-    if (set == 0) return nullptr;
-    if (set >= sets_.size()) sets_.resize(set + 1);
-    CompiledSet& c = sets_[set];
-    if (c.compiled) [[likely]] {
+    const uint32_t slot = SetSlot(set);
+    if (slot == 0) return nullptr;
+    if (slot >= sets_.size()) sets_.resize(slot + 1);
+    CompiledSet& c = sets_[slot];
+    if (c.set == set) [[likely]] {
       return &c;
     }
+    CompiledSet made{set, {}, {}};
     for (const Taint& t : node.node()->spec.taints) {
-      std::string key = t.key;
-      key.append(1, '\0').append(t.value).append(1, '\0').append(t.effect);
-      auto [it, added] = taint_ids_.emplace(std::move(key), static_cast<uint32_t>(taints_.size()));
-      if (added) {
-        taints_.push_back(t);
-        tolerance_.emplace_back();
-      }
       if (TaintFilterKeeps(TaintFilter::kNoScheduleOrNoExecute, t)) {
-        c.no_schedule_or_execute.push_back(it->second);
+        made.no_schedule_or_execute.push_back(TaintId(t));
       } else if (t.effect == kEffectPreferNoSchedule) {
-        c.prefer.push_back(it->second);
+        made.prefer.push_back(TaintId(t));
       }
     }
-    c.compiled = true;
+    // The set the slot held before lets go of its taints after the new one took its own, so
+    // that the taints both share keep their records.
+    for (uint32_t id : c.no_schedule_or_execute) DropTaint(id);
+    for (uint32_t id : c.prefer) DropTaint(id);
+    c = std::move(made);
     return &c;
+  }
+
+  // The id of a distinct taint (key, value and effect), held once more by the compiled set
+  // asking for it. A new taint takes a freed id, whose tolerance record starts afresh.
+  uint32_t TaintId(const Taint& t) {
+    std::string key = TaintKey(t);
+    auto it = taint_ids_.find(key);
+    if (it != taint_ids_.end()) {
+      ++taints_[it->second].holds;
+      return it->second;
+    }
+    uint32_t id;
+    if (!free_taints_.empty()) {
+      id = free_taints_.back();
+      free_taints_.pop_back();
+    } else {
+      id = static_cast<uint32_t>(taints_.size());
+      taints_.emplace_back();
+      tolerance_.emplace_back();
+    }
+    taint_ids_.emplace(std::move(key), id);
+    taints_[id] = DistinctTaint{t, 1};
+    tolerance_[id] = Tolerance{};
+    return id;
+  }
+
+  static std::string TaintKey(const Taint& t) {
+    std::string key = t.key;
+    key.append(1, '\0').append(t.value).append(1, '\0').append(t.effect);
+    return key;
+  }
+
+  // Gives up a compiled set's hold on a distinct taint; the last hold forgets it.
+  void DropTaint(uint32_t id) {
+    DistinctTaint& d = taints_[id];
+    if (--d.holds > 0) return;
+    taint_ids_.erase(TaintKey(d.taint));
+    d = DistinctTaint{};
+    free_taints_.push_back(id);
   }
 
   // Whether the pod's tolerations tolerate the taint `id`: matched once per epoch.
@@ -194,7 +241,7 @@ class TaintToleration final : public FilterPlugin,
     Tolerance& t = tolerance_[id];
     if (t.epoch != epoch) {
       t = Tolerance{epoch,
-                    TolerationsTolerateTaint(pod.pod().spec.tolerations, taints_[id], gate_)};
+                    TolerationsTolerateTaint(pod.pod().spec.tolerations, taints_[id].taint, gate_)};
     }
     return t.tolerated;
   }
@@ -213,6 +260,7 @@ class TaintToleration final : public FilterPlugin,
 
   struct Verdict {
     uint64_t epoch = 0;
+    uint32_t set = 0;
     bool tolerated = false;
   };
 
@@ -224,13 +272,19 @@ class TaintToleration final : public FilterPlugin,
   const bool gate_;
   api::SharedList<Toleration> tolerations_;  // the list the verdicts are for
   uint64_t epoch_ = 1;
-  std::vector<Verdict> verdicts_;  // by taint set, valid for `epoch_`
+  std::vector<Verdict> verdicts_;  // by taint set's slot, valid for `epoch_` and that set
   std::vector<Toleration> prefer_tolerations_;
-  std::vector<CompiledSet> sets_;  // by taint set
-  // Every distinct taint met, by id; the ids by key, value and effect (used when a taint set is
-  // compiled, not per node); and per id whether the tolerations of an epoch tolerate it.
-  std::vector<Taint> taints_;
+  std::vector<CompiledSet> sets_;  // by taint set's slot
+  // The distinct taints of the compiled sets, by id, with how many compiled sets hold each; the
+  // ids by key, value and effect (used when a taint set is compiled, not per node); the ids
+  // free for reuse; and per id whether the tolerations of an epoch tolerate it.
+  struct DistinctTaint {
+    Taint taint;
+    uint32_t holds = 0;
+  };
+  std::vector<DistinctTaint> taints_;
   std::unordered_map<std::string, uint32_t> taint_ids_;
+  std::vector<uint32_t> free_taints_;
   std::vector<Tolerance> tolerance_;
 };
 

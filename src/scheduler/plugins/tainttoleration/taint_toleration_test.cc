@@ -242,6 +242,81 @@ TEST(TaintTolerationFilterTest, NodesSharingATaintSetGetTheSameVerdict) {
   EXPECT_TRUE(sc.IsSuccess()) << sc.Message();
 }
 
+// A deleted node's taint set goes, and a node with other taints takes its slot under a new id:
+// the verdicts and compiled taints kept by slot must not answer for it, although the pods keep
+// the same toleration list (so the same epoch).
+TEST(TaintTolerationFilterTest, ARecycledTaintSetSlotIsNotTakenForItsFormerSet) {
+  FakeHandle h;
+  TTPlugin p = NewTaintTolerationPlugin(&h, false);
+  PodInfoPtr pod = NewPodInfo(
+      PodWithTolerations(R"([{"key":"x","operator":"Exists","effect":"NoSchedule"},)"
+                         R"({"key":"px","operator":"Exists","effect":"PreferNoSchedule"}])"));
+  const char* x = R"([{"key":"x","value":"1","effect":"NoSchedule"},)"
+                  R"({"key":"px","value":"1","effect":"PreferNoSchedule"}])";
+  const char* y = R"([{"key":"y","value":"1","effect":"NoSchedule"},)"
+                  R"({"key":"py","value":"1","effect":"PreferNoSchedule"}])";
+  h.cache.AddNode(NodeWithTaints("a", x));
+  const uint32_t old_set = h.cache.Get("a")->taint_set();
+  EXPECT_TRUE(p.filter->Filter(*pod, *h.cache.Get("a")).IsSuccess());
+  ASSERT_TRUE(p.pre_score->PreScore(*pod, {}).IsSuccess());
+  EXPECT_EQ(p.score->Score(*pod, *h.cache.Get("a")), 0);
+
+  h.cache.RemoveNode("a");
+  h.cache.AddNode(NodeWithTaints("b", y));
+  const NodeInfo& b = *h.cache.Get("b");
+  ASSERT_EQ(SetSlot(b.taint_set()), SetSlot(old_set));
+  ASSERT_NE(b.taint_set(), old_set);
+  Status s = p.filter->Filter(*pod, b);
+  EXPECT_EQ(s.Message(), kUntolerated);
+  std::vector<uint8_t> rejected(1, 0);
+  std::vector<const NodeInfo*> nodes = {&b};
+  p.filter->FilterBatch(*pod, nodes, rejected);
+  EXPECT_EQ(rejected[0], 1);
+  EXPECT_EQ(p.score->Score(*pod, b), 1);  // py is not tolerated
+
+  // And back: x's taints again, in the same slot, are tolerated again.
+  h.cache.RemoveNode("b");
+  h.cache.AddNode(NodeWithTaints("c", x));
+  const NodeInfo& c = *h.cache.Get("c");
+  ASSERT_EQ(SetSlot(c.taint_set()), SetSlot(old_set));
+  EXPECT_TRUE(p.filter->Filter(*pod, c).IsSuccess());
+  EXPECT_EQ(p.score->Score(*pod, c), 0);
+}
+
+// Nodes come and go with taints of their own (a timestamp as the value, as the cluster
+// autoscaler writes them) while one pod's verdicts stay cached: every answer still equals
+// matching the node's taints directly.
+TEST(TaintTolerationFilterTest, VerdictsHoldThroughNodeChurn) {
+  FakeHandle h;
+  TTPlugin p = NewTaintTolerationPlugin(&h, false);
+  PodInfoPtr pod = NewPodInfo(
+      PodWithTolerations(R"([{"key":"stamp","operator":"Equal","value":"7","effect":"NoSchedule"},)"
+                         R"({"key":"shared","operator":"Exists"}])"));
+  ASSERT_TRUE(p.pre_score->PreScore(*pod, {}).IsSuccess());
+  int tolerated = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string name = "n" + std::to_string(i % 7);
+    const std::string taints =
+        R"([{"key":"shared","value":"s","effect":"NoSchedule"},{"key":"stamp","value":")" +
+        std::to_string(i % 13) + R"(","effect":")" +
+        (i % 3 == 0 ? "PreferNoSchedule" : "NoSchedule") + R"("}])";
+    if (i % 5 == 0) h.cache.RemoveNode(name);
+    h.cache.AddNode(NodeWithTaints(name, taints));
+    const NodeInfo& n = *h.cache.Get(name);
+    const bool want =
+        FindMatchingUntoleratedTaint(n.node()->spec.taints, pod->pod().spec.tolerations,
+                                     TaintFilter::kNoScheduleOrNoExecute, false) == nullptr;
+    ASSERT_EQ(p.filter->Filter(*pod, n).IsSuccess(), want) << i;
+    // The stamp's toleration names NoSchedule, so a PreferNoSchedule stamp is never tolerated.
+    const int64_t prefer_untolerated = i % 3 == 0 ? 1 : 0;
+    ASSERT_EQ(p.score->Score(*pod, n), prefer_untolerated) << i;
+    tolerated += want ? 1 : 0;
+  }
+  EXPECT_GT(tolerated, 100);
+  EXPECT_LT(tolerated, 1900);
+  EXPECT_LE(h.cache.NumTaintSets(), 7u);
+}
+
 // A new scheduling cycle (another pod) recomputes the verdicts cached per taint set.
 TEST(TaintTolerationFilterTest, NewCycleResetsCachedVerdicts) {
   FakeHandle h;

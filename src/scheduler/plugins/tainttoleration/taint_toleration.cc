@@ -50,26 +50,16 @@ class TaintToleration final : public FilterPlugin,
   }
 
   int64_t Score(const PodInfo& pod, const NodeInfo& node) override {
-    if (!node.has_taints()) return 0;
-    int64_t count = 0;
-    if (const CompiledSet* set = Compiled(node)) {
-      // Only a toleration with no effect or PreferNoSchedule can tolerate a PreferNoSchedule
-      // taint, so the pod's whole list decides as prefer_tolerations_ would.
-      const uint64_t epoch = EpochFor(pod);
-      for (uint32_t id : set->prefer) count += TaintTolerated(pod, id, epoch) ? 0 : 1;
-      return count;
-    }
-    for (const Taint& t : node.node()->spec.taints) {
-      if (t.effect != kEffectPreferNoSchedule) continue;
-      if (!TolerationsTolerateTaint(prefer_tolerations_, t, gate_)) ++count;
-    }
-    return count;
+    return node.has_taints() ? PreferUntolerated(pod, node, EpochFor(pod)) : 0;
   }
 
+  // The counts looked up by taint set, as the filter's verdicts are.
   void ScoreNodes(const PodInfo& pod, std::span<const NodeInfo* const> nodes,
                   std::span<NodeScore> out) override {
+    const uint64_t epoch = nodes.empty() ? 0 : EpochFor(pod);
     for (size_t i = 0; i < nodes.size(); ++i) {
-      out[i] = NodeScore{nodes[i], nodes[i]->has_taints() ? Score(pod, *nodes[i]) : 0};
+      const NodeInfo& node = *nodes[i];
+      out[i] = NodeScore{&node, node.has_taints() ? PreferUntolerated(pod, node, epoch) : 0};
     }
   }
 
@@ -126,16 +116,29 @@ class TaintToleration final : public FilterPlugin,
   // decided once per taint set and epoch, from whether it tolerates each of the set's taints,
   // decided once per distinct taint and epoch.
   bool Tolerated(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
-    const uint32_t set = node.taint_set();
-    const uint32_t slot = SetSlot(set);
-    // The whole id is checked: an epoch can outlast a cycle, and a slot's set can change between
-    // cycles (Cache::ClassifyTaints). Slot 0, a node the cache has not classified, is never
-    // recorded.
-    if (slot < verdicts_.size() && verdicts_[slot].epoch == epoch && verdicts_[slot].set == set)
-        [[likely]] {
-      return verdicts_[slot].tolerated;
+    if (const Verdict* v = Kept(verdicts_, node.taint_set(), epoch)) [[likely]] {
+      return v->tolerated;
     }
     return Decide(pod, node, epoch);
+  }
+
+  // What `table` keeps for the taint set `set` (by its slot), if it is for `epoch` and that set.
+  // The whole id is checked: an epoch can outlast a cycle, and a slot's set can change between
+  // cycles (Cache::ClassifyTaints). Slot 0, a node the cache has not classified, is never kept.
+  template <typename Entry>
+  static const Entry* Kept(const std::vector<Entry>& table, uint32_t set, uint64_t epoch) {
+    const uint32_t slot = SetSlot(set);
+    if (slot < table.size() && table[slot].epoch == epoch && table[slot].set == set) [[likely]] {
+      return &table[slot];
+    }
+    return nullptr;
+  }
+
+  template <typename Entry>
+  static void Keep(std::vector<Entry>& table, const Entry& entry) {
+    const uint32_t slot = SetSlot(entry.set);
+    if (slot >= table.size()) table.resize(slot + 1);
+    table[slot] = entry;
   }
 
   // Tolerated's verdict when none is cached; kept out of line, so that the cached path stays
@@ -154,10 +157,35 @@ class TaintToleration final : public FilterPlugin,
         break;
       }
     }
-    const uint32_t slot = SetSlot(set);
-    if (slot >= verdicts_.size()) verdicts_.resize(slot + 1);
-    verdicts_[slot] = Verdict{epoch, set, tolerated};
+    Keep(verdicts_, Verdict{epoch, set, tolerated});
     return tolerated;
+  }
+
+  // How many PreferNoSchedule taints of a node that has taints the pod does not tolerate: counted
+  // once per taint set and epoch, as Tolerated decides.
+  int64_t PreferUntolerated(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
+    if (const Count* c = Kept(counts_, node.taint_set(), epoch)) [[likely]] {
+      return c->count;
+    }
+    return CountPreferUntolerated(pod, node, epoch);
+  }
+
+  [[gnu::noinline]] int64_t CountPreferUntolerated(const PodInfo& pod, const NodeInfo& node,
+                                                   uint64_t epoch) {
+    uint32_t count = 0;
+    const CompiledSet* compiled = Compiled(node);
+    if (compiled == nullptr) {  // a node the cache has not classified
+      for (const Taint& t : node.node()->spec.taints) {
+        if (t.effect != kEffectPreferNoSchedule) continue;
+        if (!TolerationsTolerateTaint(prefer_tolerations_, t, gate_)) ++count;
+      }
+      return count;
+    }
+    // Only a toleration with no effect or PreferNoSchedule can tolerate a PreferNoSchedule
+    // taint, so the pod's whole list decides as prefer_tolerations_ would.
+    for (uint32_t id : compiled->prefer) count += TaintTolerated(pod, id, epoch) ? 0 : 1;
+    Keep(counts_, Count{epoch, node.taint_set(), count});
+    return count;
   }
 
   // A taint set's taints by id (each distinct key, value and effect once): its NoSchedule and
@@ -264,6 +292,12 @@ class TaintToleration final : public FilterPlugin,
     bool tolerated = false;
   };
 
+  struct Count {
+    uint64_t epoch = 0;
+    uint32_t set = 0;
+    uint32_t count = 0;
+  };
+
   struct Tolerance {
     uint64_t epoch = 0;
     bool tolerated = false;
@@ -273,6 +307,7 @@ class TaintToleration final : public FilterPlugin,
   api::SharedList<Toleration> tolerations_;  // the list the verdicts are for
   uint64_t epoch_ = 1;
   std::vector<Verdict> verdicts_;  // by taint set's slot, valid for `epoch_` and that set
+  std::vector<Count> counts_;      // the same, for the PreferNoSchedule counts
   std::vector<Toleration> prefer_tolerations_;
   std::vector<CompiledSet> sets_;  // by taint set's slot
   // The distinct taints of the compiled sets, by id, with how many compiled sets hold each; the

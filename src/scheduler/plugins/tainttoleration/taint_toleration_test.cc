@@ -401,6 +401,8 @@ TEST(TaintTolerationFilterTest, PerTaintMatchingAgreesWithMatchingTheWholeList) 
       ASSERT_TRUE(p.pre_score->PreScore(*pod, nodes).IsSuccess());
       std::vector<uint8_t> rejected(nodes.size(), 0);
       p.filter->FilterBatch(*pod, nodes, rejected);
+      std::vector<NodeScore> scored(nodes.size());
+      p.score->ScoreNodes(*pod, nodes, scored);
       for (size_t j = 0; j < nodes.size(); ++j) {
         const std::vector<Taint>& taints = nodes[j]->node()->spec.taints;
         const bool fits = FindMatchingUntoleratedTaint(
@@ -414,6 +416,8 @@ TEST(TaintTolerationFilterTest, PerTaintMatchingAgreesWithMatchingTheWholeList) 
         EXPECT_EQ(p.filter->Filter(*pod, *nodes[j]).IsSuccess(), fits) << nodes[j]->name();
         EXPECT_EQ(rejected[j] == 0, fits) << nodes[j]->name();
         EXPECT_EQ(p.score->Score(*pod, *nodes[j]), prefer) << nodes[j]->name();
+        EXPECT_EQ(scored[j].score, prefer) << nodes[j]->name();
+        EXPECT_EQ(scored[j].node, nodes[j]);
         untolerated += fits ? 0 : 1;
         ++checks;
       }

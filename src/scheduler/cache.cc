@@ -39,9 +39,9 @@ bool SameTaints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
 }  // namespace
 
 void Cache::ClassifyTaints(NodeInfo& info) {
-  const api::Node* node = info.node();
+  const api::Node* node = info.node();  // AddNode has set it
   const uint32_t before = info.taint_set();
-  if (node == nullptr || node->spec.taints.empty()) {
+  if (node->spec.taints.empty()) {
     info.set_taint_set(0);
   } else {
     std::vector<std::string> key;
@@ -57,20 +57,16 @@ void Cache::ClassifyTaints(NodeInfo& info) {
 }
 
 void Cache::ClassifyLabels(NodeInfo& info) {
-  const api::Node* node = info.node();
+  const api::Node* node = info.node();  // AddNode has set it
   const uint32_t before = info.label_set();
-  if (node == nullptr) {
-    info.set_label_set(0);
-  } else {
-    std::vector<std::string> key;
-    key.reserve(node->meta.labels.size() * 2);
-    for (const auto& [label, value] : node->meta.labels) {
-      if (label == api::kLabelHostname) continue;
-      key.push_back(label);
-      key.push_back(value);
-    }
-    info.set_label_set(label_sets_.Acquire(std::move(key)));
+  std::vector<std::string> key;
+  key.reserve(node->meta.labels.size() * 2);
+  for (const auto& [label, value] : node->meta.labels) {
+    if (label == api::kLabelHostname) continue;
+    key.push_back(label);
+    key.push_back(value);
   }
+  info.set_label_set(label_sets_.Acquire(std::move(key)));
   label_sets_.Release(before);
 }
 

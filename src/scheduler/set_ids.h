@@ -23,6 +23,38 @@ namespace kt::scheduler {
 inline constexpr uint32_t kSetSlotBits = 20;
 inline constexpr uint32_t SetSlot(uint32_t id) { return id & ((1u << kSetSlotBits) - 1); }
 
+// A plugin's answers by set (a taint set, a label set), each for one epoch of the plugin's: a
+// vector by slot, so that the per-node loops look them up without hashing. The whole id is
+// checked, since a slot's set can change between the plugin's epochs. Id 0, a node the cache has
+// not classified, is never kept.
+template <typename T>
+class PerSet {
+ public:
+  // The answer kept for `set` in `epoch`, or null.
+  const T* Find(uint32_t set, uint64_t epoch) const {
+    const uint32_t slot = SetSlot(set);
+    if (slot < entries_.size() && entries_[slot].epoch == epoch && entries_[slot].set == set)
+        [[likely]] {
+      return &entries_[slot].value;
+    }
+    return nullptr;
+  }
+  void Put(uint32_t set, uint64_t epoch, T value) {
+    const uint32_t slot = SetSlot(set);
+    if (slot == 0) return;
+    if (slot >= entries_.size()) entries_.resize(slot + 1);
+    entries_[slot] = Entry{epoch, set, value};
+  }
+
+ private:
+  struct Entry {
+    uint64_t epoch = 0;
+    uint32_t set = 0;
+    T value{};
+  };
+  std::vector<Entry> entries_;
+};
+
 class SetIds {
  public:
   static constexpr uint32_t kMaxSlots = (1u << kSetSlotBits) - 1;

@@ -170,23 +170,16 @@ class NodeAffinity : public PreFilterPlugin,
   // The pod's nodeSelector and required terms against the node (Prepare has run for the pod).
   bool RequiredMatch(const NodeInfo& node) {
     const uint32_t set = node.label_set();
-    const uint32_t slot = SetSlot(set);
-    if (!by_label_set_ || slot == 0) return required_->Match(*node.node());
-    // An epoch lasts one cycle, during which no slot changes its set; the whole id is checked
-    // all the same, so that a verdict never outlives its set.
-    if (slot < verdicts_.size() && verdicts_[slot].epoch == epoch_ && verdicts_[slot].set == set)
-        [[likely]] {
-      return verdicts_[slot].match;
+    if (!by_label_set_ || set == 0) return required_->Match(*node.node());
+    if (const bool* match = verdicts_.Find(set, epoch_)) [[likely]] {
+      return *match;
     }
     return Decide(node);
   }
 
   [[gnu::noinline]] bool Decide(const NodeInfo& node) {
     const bool match = required_->Match(*node.node());
-    const uint32_t set = node.label_set();
-    const uint32_t slot = SetSlot(set);
-    if (slot >= verdicts_.size()) verdicts_.resize(slot + 1);
-    verdicts_[slot] = Verdict{epoch_, set, match};
+    verdicts_.Put(node.label_set(), epoch_, match);
     return match;
   }
 
@@ -197,16 +190,9 @@ class NodeAffinity : public PreFilterPlugin,
   std::optional<api::RequiredNodeAffinity> required_;
   const PodInfo* prepared_pod_ = nullptr;
   uint64_t prepared_cycle_ = 0;
-  // Verdicts of required_ by label set's slot, valid for epoch_ (one epoch per Prepare) and that
-  // set.
-  struct Verdict {
-    uint64_t epoch = 0;
-    uint32_t set = 0;
-    bool match = false;
-  };
   bool by_label_set_ = false;
-  uint64_t epoch_ = 0;
-  std::vector<Verdict> verdicts_;
+  uint64_t epoch_ = 0;     // one per Prepare
+  PerSet<bool> verdicts_;  // of required_ by label set, for epoch_
   const PodInfo* score_pod_ = nullptr;
   uint64_t score_cycle_ = 0;
   std::optional<api::PreferredSchedulingTerms> preferred_;

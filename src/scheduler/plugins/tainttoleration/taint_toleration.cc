@@ -116,29 +116,10 @@ class TaintToleration final : public FilterPlugin,
   // decided once per taint set and epoch, from whether it tolerates each of the set's taints,
   // decided once per distinct taint and epoch.
   bool Tolerated(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
-    if (const Verdict* v = Kept(verdicts_, node.taint_set(), epoch)) [[likely]] {
-      return v->tolerated;
+    if (const bool* tolerated = verdicts_.Find(node.taint_set(), epoch)) [[likely]] {
+      return *tolerated;
     }
     return Decide(pod, node, epoch);
-  }
-
-  // What `table` keeps for the taint set `set` (by its slot), if it is for `epoch` and that set.
-  // The whole id is checked: an epoch can outlast a cycle, and a slot's set can change between
-  // cycles (Cache::ClassifyTaints). Slot 0, a node the cache has not classified, is never kept.
-  template <typename Entry>
-  static const Entry* Kept(const std::vector<Entry>& table, uint32_t set, uint64_t epoch) {
-    const uint32_t slot = SetSlot(set);
-    if (slot < table.size() && table[slot].epoch == epoch && table[slot].set == set) [[likely]] {
-      return &table[slot];
-    }
-    return nullptr;
-  }
-
-  template <typename Entry>
-  static void Keep(std::vector<Entry>& table, const Entry& entry) {
-    const uint32_t slot = SetSlot(entry.set);
-    if (slot >= table.size()) table.resize(slot + 1);
-    table[slot] = entry;
   }
 
   // Tolerated's verdict when none is cached; kept out of line, so that the cached path stays
@@ -157,15 +138,15 @@ class TaintToleration final : public FilterPlugin,
         break;
       }
     }
-    Keep(verdicts_, Verdict{epoch, set, tolerated});
+    verdicts_.Put(set, epoch, tolerated);
     return tolerated;
   }
 
   // How many PreferNoSchedule taints of a node that has taints the pod does not tolerate: counted
   // once per taint set and epoch, as Tolerated decides.
   int64_t PreferUntolerated(const PodInfo& pod, const NodeInfo& node, uint64_t epoch) {
-    if (const Count* c = Kept(counts_, node.taint_set(), epoch)) [[likely]] {
-      return c->count;
+    if (const uint32_t* count = counts_.Find(node.taint_set(), epoch)) [[likely]] {
+      return *count;
     }
     return CountPreferUntolerated(pod, node, epoch);
   }
@@ -184,7 +165,7 @@ class TaintToleration final : public FilterPlugin,
     // Only a toleration with no effect or PreferNoSchedule can tolerate a PreferNoSchedule
     // taint, so the pod's whole list decides as prefer_tolerations_ would.
     for (uint32_t id : compiled->prefer) count += TaintTolerated(pod, id, epoch) ? 0 : 1;
-    Keep(counts_, Count{epoch, node.taint_set(), count});
+    counts_.Put(node.taint_set(), epoch, count);
     return count;
   }
 
@@ -286,18 +267,6 @@ class TaintToleration final : public FilterPlugin,
     return epoch_;
   }
 
-  struct Verdict {
-    uint64_t epoch = 0;
-    uint32_t set = 0;
-    bool tolerated = false;
-  };
-
-  struct Count {
-    uint64_t epoch = 0;
-    uint32_t set = 0;
-    uint32_t count = 0;
-  };
-
   struct Tolerance {
     uint64_t epoch = 0;
     bool tolerated = false;
@@ -306,8 +275,8 @@ class TaintToleration final : public FilterPlugin,
   const bool gate_;
   api::SharedList<Toleration> tolerations_;  // the list the verdicts are for
   uint64_t epoch_ = 1;
-  std::vector<Verdict> verdicts_;  // by taint set's slot, valid for `epoch_` and that set
-  std::vector<Count> counts_;      // the same, for the PreferNoSchedule counts
+  PerSet<bool> verdicts_;    // whether the tolerations tolerate a taint set, for `epoch_`
+  PerSet<uint32_t> counts_;  // the same, the PreferNoSchedule taints they do not tolerate
   std::vector<Toleration> prefer_tolerations_;
   std::vector<CompiledSet> sets_;  // by taint set's slot
   // The distinct taints of the compiled sets, by id, with how many compiled sets hold each; the

@@ -4,6 +4,7 @@
 //
 //   scheduler_perf [--workload basic|taints] [--nodes 5000] [--init-pods 1000] [--pods 10000]
 //                  [--store memory|sqlite] [--runs 3] [--memory-pods 0] [--cpu 1]
+//                  [--heap-pages auto|4k|2m]
 //
 // Per run: a fresh store and registry; nodes created; the initial pods created and scheduled;
 // then the measured pods created as fast as one creator thread can (through the registry, as
@@ -16,6 +17,9 @@
 //
 // --cpu 1: also print the CPU time and the context switches of each thread (by name) while the
 // measured pods were created and bound.
+//
+// --heap-pages: the page size of the heap's new memory, chosen as `kubetaint serve` chooses it
+// (src/cli/heap_pages.h); printed first.
 //
 // --memory-pods N: instead, bind N pods (spread over the nodes, already bound) and report the
 // heap the scheduler's cache and informers take for them (malloc's in-use bytes before and after
@@ -45,6 +49,7 @@
 
 #include "admission/testing.h"
 #include "api/codec.h"
+#include "cli/heap_pages.h"
 #include "client/client.h"
 #include "client/informer.h"
 #include "inprocess.h"
@@ -306,6 +311,15 @@ void MeasureMemory(const bench::Flags& flags) {
 int main(int argc, char** argv) {
   bench::TuneMalloc();
   const bench::Flags flags = bench::Flags::Parse(argc, argv);
+#ifdef KUBETAINT_JEMALLOC
+  // As `kubetaint serve` (--heap-pages), before the clusters' memory grows.
+  const kt::cli::HeapPages pages = kt::cli::ChooseHeapPages(flags.Get("heap-pages", "auto"));
+  if (!pages.error.empty()) {
+    std::fprintf(stderr, "scheduler_perf: %s\n", pages.error.c_str());
+    return 2;
+  }
+  std::printf("%s\n", pages.why.c_str());
+#endif
   if (flags.Int("memory-pods", 0) > 0) {
     MeasureMemory(flags);
     return 0;

@@ -11,11 +11,8 @@
 // a core sharing its arena, the faults halve and the server's CPU falls by a quarter (README
 // "Allocator").
 //
-// thp:always,metadata_thp:always: jemalloc asks for transparent huge pages
-// (madvise(MADV_HUGEPAGE)) for its heap and its metadata, so that where the kernel allows them
-// (transparent_hugepage "madvise" or "always"), memory that grows comes in 2 MB faults instead of
-// 4 KB ones. Start-up fills most of the server's memory at once: on copies of one data dir
-// (150,000 pods after a burst), alternated, it took a third less CPU.
+// No thp: the heap's page size is chosen at run time (ChooseHeapPages, below; README "Heap
+// pages"), as what it pays off depends on the machine.
 //
 // background_thread:true: jemalloc's own threads return freed memory to the system as its decay
 // allows, instead of the threads that allocate; and a thread's exit that leaves an arena with no
@@ -25,8 +22,121 @@
 // runs with 7,800-17,000 such faults made 18,000-23,000 pods/s against 24,000-41,000 for the
 // others; with background threads no run of six alternated invocations had more than 1,600
 // faults, and their medians were 39,300-43,200 pods/s against 33,600-42,200 (README "Allocator").
+#include <jemalloc/jemalloc.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "cli/heap_pages.h"
+
 extern "C" {
 // NOLINTNEXTLINE: the name and type are jemalloc's.
-const char* malloc_conf =
-    "percpu_arena:percpu,thp:always,metadata_thp:always,background_thread:true";
+const char* malloc_conf = "percpu_arena:percpu,background_thread:true";
 }
+
+namespace kt::cli {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kHugePage = size_t{2} << 20;
+
+double ThreadCpuMicros() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+// What a fault of a fresh 4 KB page costs, in microseconds of this thread's CPU: 512 of them, in
+// 2 MB that the kernel is told not to back with a huge page. -1 when the memory cannot be mapped.
+double MicrosPerFault() {
+  void* p = mmap(nullptr, kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return -1;
+  madvise(p, kHugePage, MADV_NOHUGEPAGE);
+  volatile char* bytes = static_cast<char*>(p);
+  const double t0 = ThreadCpuMicros();
+  for (size_t i = 0; i < kHugePage; i += kPage) bytes[i] = 1;
+  const double t1 = ThreadCpuMicros();
+  munmap(p, kHugePage);
+  return (t1 - t0) / static_cast<double>(kHugePage / kPage);
+}
+
+// jemalloc's own extent hooks (those of arena 0), and a copy whose alloc then asks for huge pages.
+extent_hooks_t* g_jemalloc_hooks = nullptr;
+extent_hooks_t g_huge_hooks;
+
+void* AllocHuge(extent_hooks_t*, void* new_addr, size_t size, size_t alignment, bool* zero,
+                bool* commit, unsigned arena) {
+  void* p = g_jemalloc_hooks->alloc(g_jemalloc_hooks, new_addr, size, alignment, zero, commit,
+                                    arena);
+  if (p != nullptr) madvise(p, size, MADV_HUGEPAGE);  // extents are page aligned
+  return p;
+}
+
+// Installs the huge-page hooks on every arena that has jemalloc's own; an automatic arena not
+// made yet (one per CPU, made as a thread first runs there) is made with them. The arena of
+// allocations of 8 MB and more is made with jemalloc's hooks when first used, and keeps them.
+bool InstallHugeHooks() {
+  size_t len = sizeof(g_jemalloc_hooks);
+  if (mallctl("arena.0.extent_hooks", &g_jemalloc_hooks, &len, nullptr, 0) != 0 ||
+      g_jemalloc_hooks == nullptr || g_jemalloc_hooks->alloc == nullptr) {
+    return false;
+  }
+  g_huge_hooks = *g_jemalloc_hooks;
+  g_huge_hooks.alloc = AllocHuge;
+  unsigned narenas = 0;
+  len = sizeof(narenas);
+  if (mallctl("arenas.narenas", &narenas, &len, nullptr, 0) != 0) return false;
+  bool any = false;
+  for (unsigned i = 0; i < narenas; ++i) {
+    const std::string name = "arena." + std::to_string(i) + ".extent_hooks";
+    extent_hooks_t* old = nullptr;
+    len = sizeof(old);
+    if (mallctl(name.c_str(), &old, &len, nullptr, 0) != 0 || old != g_jemalloc_hooks) continue;
+    extent_hooks_t* ours = &g_huge_hooks;
+    if (mallctl(name.c_str(), nullptr, nullptr, &ours, sizeof(ours)) == 0) any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+HeapPages ChooseHeapPages(std::string_view mode) {
+  HeapPages out;
+  out.error = HeapPagesModeError(mode);
+  if (!out.error.empty()) return out;
+  if (const char* conf = std::getenv("MALLOC_CONF");
+      conf != nullptr && std::strstr(conf, "thp:") != nullptr) {
+    out.huge = std::strstr(conf, "thp:always") != nullptr;
+    out.why = "heap pages as MALLOC_CONF says";
+    return out;
+  }
+  std::string measured;
+  if (mode == "auto") {
+    out.micros_per_fault = MicrosPerFault();
+    char line[96];
+    std::snprintf(line, sizeof(line), ": a 4 KB page fault costs %.1f us (--heap-pages=auto)",
+                  out.micros_per_fault);
+    measured = line;
+    if (!HugePagesPayOff(out.micros_per_fault)) {
+      out.why = "heap on 4 KB pages" + measured;
+      return out;
+    }
+  } else if (mode == "4k") {
+    out.why = "heap on 4 KB pages (--heap-pages=4k)";
+    return out;
+  }
+  if (!InstallHugeHooks()) {
+    out.why = "heap on 4 KB pages: jemalloc's extent hooks could not be set";
+    return out;
+  }
+  out.huge = true;
+  out.why = "heap on 2 MB pages" + (mode == "2m" ? std::string(" (--heap-pages=2m)") : measured);
+  return out;
+}
+
+}  // namespace kt::cli

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "admission/chain.h"
 #include "cli/check.h"
+#include "cli/heap_pages.h"
 #include "cli/kubelet_cmd.h"
 #include "cli/serve.h"
 #include "core/feature_gates.h"
@@ -203,6 +205,12 @@ int main(int argc, char** argv) {
                    "Nice levels (0 to 19) below the API server's request threads at which the "
                    "scheduler, the controllers and the watch fan-out run, so that on a busy "
                    "machine answers to clients do not wait behind them (0: same priority)")
+      ->capture_default_str();
+  std::string serve_heap_pages = "auto";
+  serve
+      ->add_option("--heap-pages", serve_heap_pages,
+                   "Page size of the heap's new memory: auto (2m where a 4 KB page fault is dear, "
+                   "as under some hypervisors; else 4k), 4k, or 2m (transparent huge pages)")
       ->capture_default_str();
   CLI::Option* scheduler_name =
       serve
@@ -456,6 +464,17 @@ int main(int argc, char** argv) {
                   serve_status_frequency);
     }
     serve_options.scheduler_name_set = scheduler_name->count() > 0;
+#ifdef KUBETAINT_JEMALLOC
+    // Before the store is read: that is where most of the heap grows.
+    const kt::cli::HeapPages pages = kt::cli::ChooseHeapPages(serve_heap_pages);
+    if (!pages.error.empty()) return Fail(pages.error);
+    std::fprintf(stderr, "%s\n", pages.why.c_str());
+#else
+    // glibc's malloc (the sanitizer builds): the flag is checked, and the kernel decides.
+    if (std::string error = kt::cli::HeapPagesModeError(serve_heap_pages); !error.empty()) {
+      return Fail(error);
+    }
+#endif
     kt::cli::BlockStopSignals();
     return kt::cli::RunServe(serve_options);
   }

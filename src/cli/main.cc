@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -464,17 +463,14 @@ int main(int argc, char** argv) {
                   serve_status_frequency);
     }
     serve_options.scheduler_name_set = scheduler_name->count() > 0;
-#ifdef KUBETAINT_JEMALLOC
-    // Before the store is read: that is where most of the heap grows.
-    const kt::cli::HeapPages pages = kt::cli::ChooseHeapPages(serve_heap_pages);
-    if (!pages.error.empty()) return Fail(pages.error);
-    std::fprintf(stderr, "%s\n", pages.why.c_str());
-#else
-    // glibc's malloc (the sanitizer builds): the flag is checked, and the kernel decides.
     if (std::string error = kt::cli::HeapPagesModeError(serve_heap_pages); !error.empty()) {
       return Fail(error);
     }
-#endif
+#ifdef KUBETAINT_JEMALLOC
+    serve_options.choose_heap_pages = [&serve_heap_pages] {
+      return kt::cli::ChooseHeapPages(serve_heap_pages).why;
+    };
+#endif  // else glibc's malloc (the sanitizer builds), and the kernel decides
     kt::cli::BlockStopSignals();
     return kt::cli::RunServe(serve_options);
   }

@@ -250,6 +250,9 @@ int RunServe(const ServeOptions& options) {
     authentication.tokens = std::make_shared<const server::TokenFile>(std::move(*tokens));
   }
 
+  if (options.choose_heap_pages) {
+    std::fprintf(stderr, "%s\n", options.choose_heap_pages().c_str());
+  }
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<store::Store> store;
   std::unique_ptr<server::Predecoder> predecoded;

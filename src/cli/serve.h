@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,10 @@ struct ServeOptions {
   // committer) the in-process components' threads run: the scheduler, the controllers, their
   // informers and timers, the store's watch fan-out. 0 to 19; 0 runs them all alike.
   int background_nice = 5;
+  // Chooses the page size of the heap's new memory (--heap-pages; src/cli/heap_pages.h), once the
+  // flags are checked and before the store is read; returns the line to log. Set by main where
+  // jemalloc is linked.
+  std::function<std::string()> choose_heap_pages;
   // The scheduler: the default profile's name (without --config), a KubeSchedulerConfiguration
   // file, and whether it runs at all.
   std::string scheduler_name = "default-scheduler";

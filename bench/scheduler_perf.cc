@@ -313,12 +313,12 @@ int main(int argc, char** argv) {
   const bench::Flags flags = bench::Flags::Parse(argc, argv);
 #ifdef KUBETAINT_JEMALLOC
   // As `kubetaint serve` (--heap-pages), before the clusters' memory grows.
-  const kt::cli::HeapPages pages = kt::cli::ChooseHeapPages(flags.Get("heap-pages", "auto"));
-  if (!pages.error.empty()) {
-    std::fprintf(stderr, "scheduler_perf: %s\n", pages.error.c_str());
+  const std::string heap_pages = flags.Get("heap-pages", "auto");
+  if (std::string error = kt::cli::HeapPagesModeError(heap_pages); !error.empty()) {
+    std::fprintf(stderr, "scheduler_perf: %s\n", error.c_str());
     return 2;
   }
-  std::printf("%s\n", pages.why.c_str());
+  std::printf("%s\n", kt::cli::ChooseHeapPages(heap_pages).c_str());
 #endif
   if (flags.Int("memory-pods", 0) > 0) {
     MeasureMemory(flags);

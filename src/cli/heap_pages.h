@@ -15,11 +15,8 @@
 
 namespace kt::cli {
 
-// What a 4 KB page fault costs, from which page size is chosen (pure, for tests).
+// The cost of a 4 KB page fault, in microseconds, from which `auto` takes huge pages.
 inline constexpr double kHugePagesFromMicrosPerFault = 6.0;
-inline bool HugePagesPayOff(double micros_per_fault) {
-  return micros_per_fault >= kHugePagesFromMicrosPerFault;
-}
 
 // "" for a valid `--heap-pages` value, else the flag's error message.
 inline std::string HeapPagesModeError(std::string_view mode) {
@@ -27,16 +24,10 @@ inline std::string HeapPagesModeError(std::string_view mode) {
   return "--heap-pages: must be auto, 4k or 2m, not \"" + std::string(mode) + "\"";
 }
 
-struct HeapPages {
-  bool huge = false;             // new heap memory is madvise(MADV_HUGEPAGE)d
-  double micros_per_fault = -1;  // measured; -1 when not measured
-  std::string why;               // one line, for the log
-  std::string error;             // `mode` was none of its values; nothing changed
-};
-
-// Chooses and applies the page size for memory the heap maps from now on. `mode` is
-// `--heap-pages`: "auto" measures; "4k" and "2m" choose without measuring. With `thp:` in
-// MALLOC_CONF, jemalloc was told already and nothing is changed.
-HeapPages ChooseHeapPages(std::string_view mode);
+// Chooses and applies the page size for memory the heap maps from now on, and returns one line
+// for the log saying what was chosen. `mode` is a valid `--heap-pages` value: "auto" measures;
+// "4k" and "2m" choose without measuring. With `thp:` in MALLOC_CONF, jemalloc was told already
+// and nothing is changed.
+std::string ChooseHeapPages(std::string_view mode);
 
 }  // namespace kt::cli

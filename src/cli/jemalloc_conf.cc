@@ -71,8 +71,8 @@ extent_hooks_t g_huge_hooks;
 
 void* AllocHuge(extent_hooks_t*, void* new_addr, size_t size, size_t alignment, bool* zero,
                 bool* commit, unsigned arena) {
-  void* p = g_jemalloc_hooks->alloc(g_jemalloc_hooks, new_addr, size, alignment, zero, commit,
-                                    arena);
+  void* p =
+      g_jemalloc_hooks->alloc(g_jemalloc_hooks, new_addr, size, alignment, zero, commit, arena);
   if (p != nullptr) madvise(p, size, MADV_HUGEPAGE);  // extents are page aligned
   return p;
 }
@@ -105,38 +105,23 @@ bool InstallHugeHooks() {
 
 }  // namespace
 
-HeapPages ChooseHeapPages(std::string_view mode) {
-  HeapPages out;
-  out.error = HeapPagesModeError(mode);
-  if (!out.error.empty()) return out;
+std::string ChooseHeapPages(std::string_view mode) {
   if (const char* conf = std::getenv("MALLOC_CONF");
       conf != nullptr && std::strstr(conf, "thp:") != nullptr) {
-    out.huge = std::strstr(conf, "thp:always") != nullptr;
-    out.why = "heap pages as MALLOC_CONF says";
-    return out;
+    return "heap pages as MALLOC_CONF says";
   }
-  std::string measured;
+  if (mode == "4k") return "heap on 4 KB pages (--heap-pages=4k)";
+  std::string measured = " (--heap-pages=2m)";
   if (mode == "auto") {
-    out.micros_per_fault = MicrosPerFault();
+    const double micros = MicrosPerFault();
     char line[96];
     std::snprintf(line, sizeof(line), ": a 4 KB page fault costs %.1f us (--heap-pages=auto)",
-                  out.micros_per_fault);
+                  micros);
     measured = line;
-    if (!HugePagesPayOff(out.micros_per_fault)) {
-      out.why = "heap on 4 KB pages" + measured;
-      return out;
-    }
-  } else if (mode == "4k") {
-    out.why = "heap on 4 KB pages (--heap-pages=4k)";
-    return out;
+    if (micros < kHugePagesFromMicrosPerFault) return "heap on 4 KB pages" + measured;
   }
-  if (!InstallHugeHooks()) {
-    out.why = "heap on 4 KB pages: jemalloc's extent hooks could not be set";
-    return out;
-  }
-  out.huge = true;
-  out.why = "heap on 2 MB pages" + (mode == "2m" ? std::string(" (--heap-pages=2m)") : measured);
-  return out;
+  if (!InstallHugeHooks()) return "heap on 4 KB pages: jemalloc's extent hooks could not be set";
+  return "heap on 2 MB pages" + measured;
 }
 
 }  // namespace kt::cli

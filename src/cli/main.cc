@@ -468,7 +468,7 @@ int main(int argc, char** argv) {
     }
 #ifdef KUBETAINT_JEMALLOC
     serve_options.choose_heap_pages = [&serve_heap_pages] {
-      return kt::cli::ChooseHeapPages(serve_heap_pages).why;
+      return kt::cli::ChooseHeapPages(serve_heap_pages);
     };
 #endif  // else glibc's malloc (the sanitizer builds), and the kernel decides
     kt::cli::BlockStopSignals();
